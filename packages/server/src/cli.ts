@@ -1,0 +1,119 @@
+#!/usr/bin/env node
+/**
+ * htmldrop-server: the service and its operator commands. Reads the same environment as the server (same database).
+ *
+ *   htmldrop-server [serve]
+ *   htmldrop-server token create --user <login|user_id> [--label <text>]
+ *   htmldrop-server token revoke <id>
+ *   htmldrop-server user list
+ *   htmldrop-server migrate
+ */
+import { parseArgs } from 'node:util';
+import { ConfigError, loadConfig } from './config.js';
+import { ensureAccount, issueToken } from './domain/accounts.js';
+import { systemClock } from './domain/clock.js';
+import { TOKEN_ID_PATTERN } from './domain/ids.js';
+import type { Account } from './domain/types.js';
+import { serve } from './server.js';
+import { openStore } from './storage/index.js';
+import type { Store } from './storage/store.js';
+
+const USAGE = `Usage:
+  htmldrop-server [serve]                                   run the service
+  htmldrop-server token create --user <login> [--label <t>] mint a token (prints it); creates the account if new
+  htmldrop-server token revoke <id>                         revoke a token by its 12-hex id
+  htmldrop-server user list                                 list accounts (tab-separated)
+  htmldrop-server migrate                                   apply database migrations and exit
+Environment: see README (PORT, HOST, HTMLDROP_DATA_DIR, HTMLDROP_DATABASE_URL, ...).`;
+
+class UsageError extends Error {}
+
+/**
+ * The account for `--user`: a user_id (`u_...`), else the one account with that login under any provider,
+ * else a new account for the `local` identity with that login.
+ */
+async function resolveUser(store: Store, user: string): Promise<Account> {
+  if (/^u_[0-9A-Za-z]{16}$/.test(user)) {
+    const account = await store.findAccount(user);
+    if (account === undefined) throw new UsageError(`no account with user_id ${user}`);
+    return account;
+  }
+  if (!/^[\w.@+-]{1,100}$/.test(user))
+    throw new UsageError(`--user must be a login of [A-Za-z0-9_.@+-], got "${user}"`);
+  const matches = await store.findAccountsByLogin(user);
+  if (matches.length > 1) {
+    const ids = matches.map((a) => `${a.id} (${a.provider})`).join(', ');
+    throw new UsageError(`login "${user}" exists under several providers: ${ids}; pass --user <user_id>`);
+  }
+  return matches[0] ?? ensureAccount(store, systemClock, { provider: 'local', subject: user, login: user });
+}
+
+async function withStore<T>(work: (store: Store) => Promise<T>): Promise<T> {
+  const store = openStore(loadConfig());
+  try {
+    await store.migrate();
+    return await work(store);
+  } finally {
+    await store.close();
+  }
+}
+
+async function run(argv: string[]): Promise<void> {
+  const [command = 'serve', sub, ...rest] = argv;
+  if (command === 'serve') return serve();
+  if (command === 'help' || command === '--help' || command === '-h') {
+    console.log(USAGE);
+    return;
+  }
+  if (command === 'migrate') {
+    await withStore(async () => undefined);
+    console.error('migrations applied');
+    return;
+  }
+  if (command === 'token' && sub === 'create') {
+    const { values } = parseArgs({ args: rest, options: { user: { type: 'string' }, label: { type: 'string' } } });
+    if (values.user === undefined) throw new UsageError('token create needs --user <login>');
+    const user = values.user;
+    const token = await withStore(async (store) => {
+      const account = await resolveUser(store, user);
+      return (await issueToken(store, systemClock, account.id, values.label ?? null)).token;
+    });
+    console.log(token);
+    return;
+  }
+  if (command === 'token' && sub === 'revoke') {
+    const id = rest[0];
+    if (id === undefined || !new RegExp(TOKEN_ID_PATTERN).test(id))
+      throw new UsageError('token revoke needs a 12-hex token id');
+    const revoked = await withStore((store) => store.revokeToken(id, undefined, Date.now()));
+    if (!revoked) throw new UsageError(`no active token with id ${id}`);
+    console.error(`revoked ${id}`);
+    return;
+  }
+  if (command === 'user' && sub === 'list') {
+    const accounts = await withStore((store) => store.listAccounts());
+    console.log(['user_id', 'provider', 'login', 'drops', 'created_at'].join('\t'));
+    for (const a of accounts) {
+      console.log([a.id, a.provider, a.login, a.dropCount, new Date(a.createdAt).toISOString()].join('\t'));
+    }
+    return;
+  }
+  throw new UsageError(`unknown command: ${argv.join(' ')}`);
+}
+
+try {
+  await run(process.argv.slice(2));
+} catch (error) {
+  if (
+    error instanceof UsageError ||
+    error instanceof ConfigError ||
+    (error as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')
+  ) {
+    console.error(`htmldrop-server: ${(error as Error).message}`);
+    if (error instanceof UsageError || (error as { code?: string }).code?.startsWith('ERR_PARSE_ARGS'))
+      console.error(USAGE);
+    process.exit(2);
+  }
+  console.error(`htmldrop-server: ${(error as Error).message}`);
+  process.exit(1);
+}

@@ -1,0 +1,140 @@
+/**
+ * The only reader of process.env. Parses, types and freezes the service configuration once; fails fast on bad input.
+ * Names and defaults follow shared/DECISIONS.md ("Server environment").
+ */
+import path from 'node:path';
+
+export type AuthProviderName = 'local' | 'github' | 'oidc';
+
+/** Every limit the service enforces. Spec section 8 defaults; tests shrink them. */
+export interface Limits {
+  /** Per-account writes per UTC calendar minute. */
+  readonly maxWritesPerMinute: number;
+  /** Per-account writes per UTC calendar day. */
+  readonly maxWritesPerDay: number;
+  readonly maxDropsPerAccount: number;
+  readonly maxVersionsPerDrop: number;
+  /** UTF-8 bytes of one version's HTML. */
+  readonly maxHtmlBytes: number;
+  /** UTF-8 bytes of one version's context. */
+  readonly maxContextBytes: number;
+  /** Characters (code points). */
+  readonly maxTitleChars: number;
+  readonly maxDescriptionChars: number;
+  readonly minPasscodeChars: number;
+  readonly maxMetadataKeys: number;
+  readonly maxMetadataKeyChars: number;
+  readonly maxMetadataValueChars: number;
+  readonly defaultPageSize: number;
+  readonly maxPageSize: number;
+  /** Transport cap on a request body: well above maxHtmlBytes after JSON escaping (DECISIONS: 413). */
+  readonly maxBodyBytes: number;
+}
+
+export interface Config {
+  readonly port: number;
+  readonly host: string;
+  /** {base_url} of the spec, without a trailing slash. */
+  readonly baseUrl: string;
+  readonly dataDir: string;
+  readonly databaseUrl: string | undefined;
+  readonly redisUrl: string | undefined;
+  readonly authProvider: AuthProviderName;
+  readonly allowLocalAuth: boolean;
+  readonly limits: Limits;
+  /** How often coalesced token last_used_at values are written, in milliseconds. */
+  readonly flushIntervalMs: number;
+  readonly logLevel: string;
+}
+
+export const DEFAULT_LIMITS: Limits = Object.freeze({
+  maxWritesPerMinute: 60,
+  maxWritesPerDay: 500,
+  maxDropsPerAccount: 500,
+  maxVersionsPerDrop: 200,
+  maxHtmlBytes: 2_097_152,
+  maxContextBytes: 65_536,
+  maxTitleChars: 200,
+  maxDescriptionChars: 500,
+  minPasscodeChars: 4,
+  maxMetadataKeys: 10,
+  maxMetadataKeyChars: 64,
+  maxMetadataValueChars: 256,
+  defaultPageSize: 50,
+  maxPageSize: 200,
+  maxBodyBytes: 16 * 1_048_576,
+});
+
+export class ConfigError extends Error {
+  override readonly name = 'ConfigError';
+}
+
+type Env = Readonly<Record<string, string | undefined>>;
+
+function readInt(env: Env, name: string, fallback: number, min: number, max = Number.MAX_SAFE_INTEGER): number {
+  const raw = env[name];
+  if (raw === undefined || raw.trim() === '') return fallback;
+  if (!/^\d+$/.test(raw.trim())) throw new ConfigError(`${name} must be an integer, got "${raw}"`);
+  const value = Number(raw.trim());
+  if (value < min || value > max) throw new ConfigError(`${name} must be between ${min} and ${max}, got ${value}`);
+  return value;
+}
+
+function readFlag(env: Env, name: string): boolean {
+  const raw = env[name]?.trim().toLowerCase();
+  return raw === '1' || raw === 'true' || raw === 'yes';
+}
+
+function readBaseUrl(env: Env, port: number): string {
+  const raw = env.HTMLDROP_BASE_URL?.trim() || `http://localhost:${port}`;
+  let parsed: URL;
+  try {
+    parsed = new URL(raw);
+  } catch {
+    throw new ConfigError(`HTMLDROP_BASE_URL must be an absolute http(s) URL, got "${raw}"`);
+  }
+  if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') {
+    throw new ConfigError(`HTMLDROP_BASE_URL must use http or https, got "${raw}"`);
+  }
+  return `${parsed.origin}${parsed.pathname}`.replace(/\/+$/, '');
+}
+
+/** True for addresses only this machine can reach. */
+export function isLoopbackHost(host: string): boolean {
+  return host === 'localhost' || host === '::1' || host === '[::1]' || /^127\.\d+\.\d+\.\d+$/.test(host);
+}
+
+/** Parses the environment into a frozen Config. Throws ConfigError with a one-line reason. */
+export function loadConfig(env: Env = process.env): Config {
+  const port = readInt(env, 'PORT', 8787, 0, 65_535);
+  const host = env.HOST?.trim() || '127.0.0.1';
+  const provider = (env.HTMLDROP_AUTH_PROVIDER?.trim() || 'local') as AuthProviderName;
+  if (!['local', 'github', 'oidc'].includes(provider)) {
+    throw new ConfigError(`HTMLDROP_AUTH_PROVIDER must be local, github or oidc, got "${provider}"`);
+  }
+  const databaseUrl = env.HTMLDROP_DATABASE_URL?.trim() || undefined;
+  if (databaseUrl !== undefined && !/^postgres(ql)?:\/\//.test(databaseUrl)) {
+    throw new ConfigError('HTMLDROP_DATABASE_URL must start with postgres:// (leave it unset for embedded SQLite)');
+  }
+  const limits: Limits = Object.freeze({
+    ...DEFAULT_LIMITS,
+    maxWritesPerMinute: readInt(env, 'HTMLDROP_MAX_WRITES_PER_MINUTE', DEFAULT_LIMITS.maxWritesPerMinute, 1),
+    maxWritesPerDay: readInt(env, 'HTMLDROP_MAX_WRITES_PER_DAY', DEFAULT_LIMITS.maxWritesPerDay, 1),
+    maxDropsPerAccount: readInt(env, 'HTMLDROP_MAX_DROPS_PER_ACCOUNT', DEFAULT_LIMITS.maxDropsPerAccount, 1),
+    maxVersionsPerDrop: readInt(env, 'HTMLDROP_MAX_VERSIONS_PER_DROP', DEFAULT_LIMITS.maxVersionsPerDrop, 1),
+    maxBodyBytes: readInt(env, 'HTMLDROP_MAX_BODY_BYTES', DEFAULT_LIMITS.maxBodyBytes, 4 * 1_048_576),
+  });
+  return Object.freeze({
+    port,
+    host,
+    baseUrl: readBaseUrl(env, port),
+    dataDir: path.resolve(env.HTMLDROP_DATA_DIR?.trim() || './data'),
+    databaseUrl,
+    redisUrl: env.HTMLDROP_REDIS_URL?.trim() || undefined,
+    authProvider: provider,
+    allowLocalAuth: readFlag(env, 'HTMLDROP_ALLOW_LOCAL_AUTH'),
+    limits,
+    flushIntervalMs: readInt(env, 'HTMLDROP_FLUSH_INTERVAL_MS', 5_000, 10),
+    logLevel: env.HTMLDROP_LOG_LEVEL?.trim() || 'info',
+  });
+}

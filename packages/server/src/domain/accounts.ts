@@ -1,0 +1,97 @@
+/** Accounts and API tokens: issuing, authenticating, coalesced last-use tracking, revocation. */
+import { ApiError } from '../errors.js';
+import type { Identity, Store } from '../storage/store.js';
+import type { Clock } from './clock.js';
+import { isWellFormedToken, newApiToken, newUserId, type RandomInt, sha256Hex, tokenIdFromHash } from './ids.js';
+import type { Account, TokenInfo } from './types.js';
+
+export const MAX_TOKEN_LABEL_CHARS = 64;
+
+/** The account bound to a provider identity, created on first sign-in (spec 2.5: one account per identity). */
+export function ensureAccount(store: Store, clock: Clock, identity: Identity, random?: RandomInt): Promise<Account> {
+  return store.ensureAccount(identity, newUserId(random), clock.now());
+}
+
+/** Mints a token for an account. The plaintext is returned once and only its SHA-256 hash is stored. */
+export async function issueToken(
+  store: Store,
+  clock: Clock,
+  accountId: string,
+  label: string | null,
+  random?: RandomInt,
+): Promise<{ token: string; info: TokenInfo }> {
+  const token = newApiToken(random);
+  const hash = sha256Hex(token);
+  const cut = label === null ? null : [...label].slice(0, MAX_TOKEN_LABEL_CHARS).join('') || null;
+  const info = await store.createToken({ id: tokenIdFromHash(hash), hash, accountId, label: cut, now: clock.now() });
+  return { token, info };
+}
+
+export interface Caller {
+  readonly account: Account;
+  readonly token: TokenInfo;
+}
+
+/**
+ * Keeps last_used_at without a database write per request: uses are held in memory and written in batches
+ * (never moving a time backwards), so the value may lag by one flush interval.
+ */
+export interface TokenUseRecorder {
+  touch(tokenId: string, at: number): void;
+  /** The newest unflushed use of a token, if any. */
+  pending(tokenId: string): number | undefined;
+  flush(): Promise<void>;
+}
+
+export function createTokenUseRecorder(store: Store): TokenUseRecorder {
+  let uses = new Map<string, number>();
+  return {
+    touch(tokenId, at) {
+      const previous = uses.get(tokenId);
+      if (previous === undefined || previous < at) uses.set(tokenId, at);
+    },
+    pending: (tokenId) => uses.get(tokenId),
+    async flush() {
+      if (uses.size === 0) return;
+      const batch = uses;
+      uses = new Map();
+      try {
+        await store.recordTokenUse(batch);
+      } catch (error) {
+        for (const [id, at] of batch) if ((uses.get(id) ?? 0) < at) uses.set(id, at);
+        throw error;
+      }
+    },
+  };
+}
+
+/** The token as the caller should see it, with a pending last use folded in. */
+export function withPendingUse(token: TokenInfo, recorder: TokenUseRecorder): TokenInfo {
+  const pending = recorder.pending(token.id);
+  return pending === undefined || (token.lastUsedAt ?? 0) >= pending ? token : { ...token, lastUsedAt: pending };
+}
+
+/**
+ * Resolves an Authorization header to the calling account (DECISIONS: missing or not Bearer -> 401 unauthorized;
+ * malformed, bad checksum, unknown or revoked -> 401 invalid_token).
+ */
+export async function authenticate(
+  store: Store,
+  clock: Clock,
+  recorder: TokenUseRecorder,
+  header: string | undefined,
+): Promise<Caller> {
+  const match = header === undefined ? null : /^Bearer[ ]+(\S*)\s*$/i.exec(header);
+  if (match === null) throw new ApiError('unauthorized');
+  const token = match[1] ?? '';
+  if (!isWellFormedToken(token)) throw new ApiError('invalid_token');
+  const found = await store.findActiveToken(sha256Hex(token));
+  if (found === undefined) throw new ApiError('invalid_token');
+  recorder.touch(found.token.id, clock.now());
+  return found;
+}
+
+/** Revokes one of the caller's tokens (404 for an unknown id or another account's token). */
+export async function revokeOwnToken(store: Store, clock: Clock, caller: Caller, tokenId: string): Promise<void> {
+  if (!(await store.revokeToken(tokenId, caller.account.id, clock.now()))) throw new ApiError('not_found');
+}

@@ -1,0 +1,238 @@
+/**
+ * Drop and version actions for an authenticated owner. Inputs are already shape-checked by the HTTP schemas;
+ * this module enforces the byte limits, ownership, quotas and version rules (spec 3.2, 8; DECISIONS.md).
+ */
+import type { Limits } from '../config.js';
+import { ApiError } from '../errors.js';
+import type { DropChanges, Store } from '../storage/store.js';
+import type { Clock } from './clock.js';
+import { newSlug, type RandomInt } from './ids.js';
+import { hashPasscode } from './passcode.js';
+import type { DropRecord, ListQuery, Metadata, VersionInfo, VersionRecord } from './types.js';
+
+/** Told about every change that alters what /p/<slug> serves (cache invalidation). */
+export interface DropChangeListener {
+  dropChanged(slug: string): void;
+}
+
+export interface DropDeps {
+  readonly store: Store;
+  readonly clock: Clock;
+  readonly limits: Limits;
+  readonly listener: DropChangeListener;
+  readonly random?: RandomInt;
+}
+
+export interface CreateDropInput {
+  readonly title: string;
+  readonly description?: string | undefined;
+  readonly html: string;
+  readonly passcode?: string | undefined;
+  readonly context?: string | undefined;
+  readonly metadata?: Metadata | undefined;
+}
+
+export interface NewVersionInput {
+  readonly html: string;
+  readonly title?: string | undefined;
+  readonly description?: string | undefined;
+  readonly context?: string | undefined;
+  readonly metadata?: Metadata | undefined;
+}
+
+export interface DetailsInput {
+  readonly title?: string | undefined;
+  readonly description?: string | undefined;
+  readonly metadata?: Metadata | undefined;
+}
+
+function htmlBytes(html: string, limits: Limits): number {
+  const size = Buffer.byteLength(html, 'utf8');
+  if (size > limits.maxHtmlBytes) {
+    throw new ApiError('html_too_large', {
+      message: `The HTML exceeds ${limits.maxHtmlBytes} bytes (got ${size}).`,
+      details: { max_bytes: limits.maxHtmlBytes, size_bytes: size },
+    });
+  }
+  return size;
+}
+
+function checkedContext(context: string | undefined, limits: Limits): string | null {
+  if (context === undefined || context === '') return null;
+  const size = Buffer.byteLength(context, 'utf8');
+  if (size > limits.maxContextBytes) {
+    throw new ApiError('context_too_large', {
+      message: `context exceeds ${limits.maxContextBytes} bytes (got ${size}).`,
+      details: { max_bytes: limits.maxContextBytes, size_bytes: size },
+    });
+  }
+  return context;
+}
+
+/** Hash for a non-empty passcode, null for "" (no gate). */
+async function passcodeHashFor(passcode: string | undefined, limits: Limits): Promise<string | null> {
+  if (passcode === undefined || passcode === '') return null;
+  if ([...passcode].length < limits.minPasscodeChars) {
+    throw new ApiError('passcode_too_short', {
+      message: `passcode must be at least ${limits.minPasscodeChars} characters.`,
+      details: { min_chars: limits.minPasscodeChars },
+    });
+  }
+  return hashPasscode(passcode);
+}
+
+function detailChanges(input: DetailsInput): DropChanges {
+  return {
+    title: input.title,
+    description: input.description === undefined ? undefined : input.description === '' ? null : input.description,
+    metadata: input.metadata,
+  };
+}
+
+export async function createDrop(deps: DropDeps, accountId: string, input: CreateDropInput): Promise<DropRecord> {
+  const sizeBytes = htmlBytes(input.html, deps.limits);
+  const context = checkedContext(input.context, deps.limits);
+  const passcodeHash = await passcodeHashFor(input.passcode, deps.limits);
+  const created = await deps.store.createDrop(
+    {
+      slug: newSlug(deps.random),
+      accountId,
+      title: input.title,
+      description: input.description || null,
+      html: input.html,
+      sizeBytes,
+      context,
+      metadata: input.metadata ?? {},
+      passcodeHash,
+      now: deps.clock.now(),
+    },
+    deps.limits.maxDropsPerAccount,
+  );
+  if (created === undefined) {
+    throw new ApiError('quota_exceeded', {
+      message: `The account already has the maximum of ${deps.limits.maxDropsPerAccount} drops; delete one first.`,
+      details: { max_drops: deps.limits.maxDropsPerAccount },
+    });
+  }
+  return created;
+}
+
+/** The caller's drop, or 404 not_found / 403 forbidden. */
+export async function getOwnedDrop(
+  deps: Pick<DropDeps, 'store'>,
+  accountId: string,
+  slug: string,
+): Promise<DropRecord> {
+  const drop = await deps.store.findDrop(slug);
+  if (drop === undefined) throw new ApiError('not_found', { message: `No drop with slug "${slug}".` });
+  if (drop.accountId !== accountId) throw new ApiError('forbidden');
+  return drop;
+}
+
+const gone = (slug: string) => new ApiError('not_found', { message: `No drop with slug "${slug}".` });
+
+export function listDrops(deps: Pick<DropDeps, 'store'>, accountId: string, query: ListQuery) {
+  return deps.store.listDrops(accountId, query);
+}
+
+export async function addVersion(
+  deps: DropDeps,
+  accountId: string,
+  slug: string,
+  input: NewVersionInput,
+): Promise<DropRecord> {
+  await getOwnedDrop(deps, accountId, slug);
+  const sizeBytes = htmlBytes(input.html, deps.limits);
+  const context = checkedContext(input.context, deps.limits);
+  const result = await deps.store.appendVersion(
+    slug,
+    { html: input.html, sizeBytes, context, now: deps.clock.now() },
+    detailChanges(input),
+    deps.limits.maxVersionsPerDrop,
+  );
+  if (result === 'not_found') throw gone(slug);
+  if (result === 'version_limit') {
+    throw new ApiError('version_limit_reached', {
+      message: `The drop already has the maximum of ${deps.limits.maxVersionsPerDrop} versions; delete one first.`,
+      details: { max_versions: deps.limits.maxVersionsPerDrop },
+    });
+  }
+  deps.listener.dropChanged(slug);
+  return result;
+}
+
+export async function updateDetails(
+  deps: DropDeps,
+  accountId: string,
+  slug: string,
+  input: DetailsInput,
+): Promise<DropRecord> {
+  await getOwnedDrop(deps, accountId, slug);
+  const updated = await deps.store.updateDrop(slug, detailChanges(input), deps.clock.now());
+  if (updated === undefined) throw gone(slug);
+  deps.listener.dropChanged(slug);
+  return updated;
+}
+
+/** Sets, changes ("" removes) the passcode (DECISIONS: locked exactly while a passcode is set). */
+export async function setPasscode(
+  deps: DropDeps,
+  accountId: string,
+  slug: string,
+  passcode: string,
+): Promise<DropRecord> {
+  await getOwnedDrop(deps, accountId, slug);
+  const hash = await passcodeHashFor(passcode, deps.limits);
+  const updated = await deps.store.setPasscode(slug, hash, deps.clock.now());
+  if (updated === undefined) throw gone(slug);
+  deps.listener.dropChanged(slug);
+  return updated;
+}
+
+export async function deleteDrop(deps: DropDeps, accountId: string, slug: string): Promise<void> {
+  await getOwnedDrop(deps, accountId, slug);
+  if (!(await deps.store.deleteDrop(slug))) throw gone(slug);
+  deps.listener.dropChanged(slug);
+}
+
+export async function listVersions(
+  deps: DropDeps,
+  accountId: string,
+  slug: string,
+): Promise<{
+  drop: DropRecord;
+  versions: VersionInfo[];
+}> {
+  const drop = await getOwnedDrop(deps, accountId, slug);
+  return { drop, versions: await deps.store.listVersions(slug) };
+}
+
+const versionNotFound = (slug: string, version: number) =>
+  new ApiError('version_not_found', { message: `Drop "${slug}" has no version ${version}.`, details: { version } });
+
+export async function getVersion(
+  deps: DropDeps,
+  accountId: string,
+  slug: string,
+  version: number,
+): Promise<{ drop: DropRecord; version: VersionRecord }> {
+  const drop = await getOwnedDrop(deps, accountId, slug);
+  const record = await deps.store.getVersion(slug, version);
+  if (record === undefined) throw versionNotFound(slug, version);
+  return { drop, version: record };
+}
+
+export async function deleteVersion(
+  deps: DropDeps,
+  accountId: string,
+  slug: string,
+  version: number,
+): Promise<DropRecord> {
+  await getOwnedDrop(deps, accountId, slug);
+  const result = await deps.store.deleteVersion(slug, version, deps.clock.now());
+  if (result === 'not_found') throw gone(slug);
+  if (result === 'version_not_found') throw versionNotFound(slug, version);
+  if (result === 'last_version') throw new ApiError('last_version_cannot_be_deleted', { details: { version } });
+  deps.listener.dropChanged(slug);
+  return result;
+}

@@ -1,0 +1,51 @@
+/**
+ * Per-account write limits (DECISIONS.md): fixed windows aligned to UTC, the calendar minute and day. A refused
+ * request does not count. Backed by any atomic counter source (the database now; Redis when configured).
+ */
+import type { Limits } from '../config.js';
+import { ApiError } from '../errors.js';
+import type { RateWindow } from '../storage/store.js';
+import type { Clock } from './clock.js';
+
+const MINUTE_MS = 60_000;
+const DAY_MS = 86_400_000;
+
+export interface RateCounter {
+  /** See Store.hitRateWindows: all-or-nothing increments; index of the first full window. */
+  hitRateWindows(windows: readonly RateWindow[]): Promise<{ exceeded: number | undefined }>;
+}
+
+export interface WriteLimiter {
+  /** Counts one write for the account, or throws 429 rate_limited / daily_quota_exceeded. */
+  consume(accountId: string): Promise<void>;
+}
+
+function windowOf(now: number, size: number): { start: number; end: number } {
+  const start = Math.floor(now / size) * size;
+  return { start, end: start + size };
+}
+
+export function createWriteLimiter(counter: RateCounter, clock: Clock, limits: Limits): WriteLimiter {
+  return {
+    async consume(accountId) {
+      const now = clock.now();
+      const minute = windowOf(now, MINUTE_MS);
+      const day = windowOf(now, DAY_MS);
+      const { exceeded } = await counter.hitRateWindows([
+        { key: `w:m:${accountId}:${minute.start}`, limit: limits.maxWritesPerMinute, endsAt: minute.end },
+        { key: `w:d:${accountId}:${day.start}`, limit: limits.maxWritesPerDay, endsAt: day.end },
+      ]);
+      if (exceeded === undefined) return;
+      const perMinute = exceeded === 0;
+      const end = perMinute ? minute.end : day.end;
+      const retryAfterSeconds = Math.max(1, Math.ceil((end - now) / 1000));
+      throw new ApiError(perMinute ? 'rate_limited' : 'daily_quota_exceeded', {
+        message: perMinute
+          ? `More than ${limits.maxWritesPerMinute} writes this minute; retry in ${retryAfterSeconds} s.`
+          : `More than ${limits.maxWritesPerDay} writes today (UTC); retry in ${retryAfterSeconds} s.`,
+        retryAfterSeconds,
+        details: { limit: perMinute ? limits.maxWritesPerMinute : limits.maxWritesPerDay },
+      });
+    },
+  };
+}

@@ -1,0 +1,107 @@
+/**
+ * The one error type of the service. Spec section 7 codes plus `internal`; statuses from DECISIONS.md.
+ * Routes and domain functions throw ApiError; the HTTP error handler is the only writer of error bodies.
+ */
+
+/** Every error code the service emits, mapped to its default HTTP status. */
+export const ERROR_STATUS = {
+  unauthorized: 401,
+  invalid_token: 401,
+  token_required: 400,
+  rate_limited: 429,
+  daily_quota_exceeded: 429,
+  quota_exceeded: 429,
+  html_too_large: 400,
+  html_required: 400,
+  title_required: 400,
+  title_too_long: 400,
+  description_too_long: 400,
+  context_too_large: 400,
+  passcode_required: 400,
+  passcode_too_short: 400,
+  metadata_only_on_patch: 400,
+  forbidden: 403,
+  not_found: 404,
+  version_not_found: 404,
+  last_version_cannot_be_deleted: 409,
+  version_limit_reached: 409,
+  invalid_slug: 400,
+  invalid_arg: 400,
+  invalid_json: 400,
+  internal: 500,
+} as const satisfies Record<string, number>;
+
+export type ErrorCode = keyof typeof ERROR_STATUS;
+
+const DEFAULT_MESSAGES: Record<ErrorCode, string> = {
+  unauthorized: 'Authentication is required: send Authorization: Bearer <token>.',
+  invalid_token: 'The token is not valid (malformed, unknown or revoked).',
+  token_required: 'The token query parameter is required.',
+  rate_limited: 'Too many writes this minute.',
+  daily_quota_exceeded: 'Too many writes today.',
+  quota_exceeded: 'The account has reached its maximum number of drops.',
+  html_too_large: 'The HTML exceeds 2097152 bytes.',
+  html_required: 'html is required.',
+  title_required: 'title is required.',
+  title_too_long: 'title is longer than 200 characters.',
+  description_too_long: 'description is longer than 500 characters.',
+  context_too_large: 'context exceeds 65536 bytes.',
+  passcode_required: 'passcode is required ("" removes it).',
+  passcode_too_short: 'passcode must be at least 4 characters.',
+  metadata_only_on_patch: 'PATCH changes title, description and metadata only; use PUT to upload new html.',
+  forbidden: 'This drop belongs to another account.',
+  not_found: 'Not found.',
+  version_not_found: 'This version does not exist.',
+  last_version_cannot_be_deleted: 'The only remaining version cannot be deleted; delete the drop instead.',
+  version_limit_reached: 'The drop already has the maximum number of versions.',
+  invalid_slug: 'The slug is not valid (1 to 64 characters of A-Z, a-z, 0-9, _ and -).',
+  invalid_arg: 'An argument is not valid.',
+  invalid_json: 'The request body is not a valid JSON object.',
+  internal: 'Internal error.',
+};
+
+export type ErrorDetails = Readonly<Record<string, unknown>>;
+
+export interface ApiErrorOptions {
+  readonly message?: string;
+  readonly details?: ErrorDetails;
+  /** Overrides the code's default status (html_too_large is 413 when the transport cap is hit). */
+  readonly status?: number;
+  /** Seconds for the Retry-After header (429 rate windows only). */
+  readonly retryAfterSeconds?: number;
+  readonly cause?: unknown;
+}
+
+export class ApiError extends Error {
+  override readonly name = 'ApiError';
+  readonly code: ErrorCode;
+  readonly status: number;
+  readonly details: ErrorDetails | undefined;
+  readonly retryAfterSeconds: number | undefined;
+
+  constructor(code: ErrorCode, options: ApiErrorOptions = {}) {
+    super(options.message ?? DEFAULT_MESSAGES[code], options.cause === undefined ? {} : { cause: options.cause });
+    this.code = code;
+    this.status = options.status ?? ERROR_STATUS[code];
+    this.retryAfterSeconds = options.retryAfterSeconds;
+    this.details =
+      options.retryAfterSeconds === undefined
+        ? options.details
+        : { ...options.details, retry_after_seconds: options.retryAfterSeconds };
+  }
+
+  /** The spec section 7 body. */
+  toBody(): { error: { code: ErrorCode; message: string; details?: ErrorDetails } } {
+    return {
+      error: {
+        code: this.code,
+        message: this.message,
+        ...(this.details === undefined ? {} : { details: this.details }),
+      },
+    };
+  }
+}
+
+export function isApiError(value: unknown): value is ApiError {
+  return value instanceof ApiError;
+}

@@ -1,0 +1,236 @@
+/**
+ * Builds the Fastify app from its dependencies. No globals: tests build as many apps as they like.
+ * Order of a request: onRequest (owner auth, then the write limit) -> body parsing -> schema validation -> handler.
+ */
+import swagger from '@fastify/swagger';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import Fastify, {
+  type FastifyBaseLogger,
+  type FastifyError,
+  type FastifyInstance,
+  type FastifyServerOptions,
+  LogController,
+  type RawReplyDefaultExpression,
+  type RawRequestDefaultExpression,
+  type RawServerDefault,
+} from 'fastify';
+import secureJson from 'secure-json-parse';
+import type { Config } from '../config.js';
+import { authenticate, type Caller, createTokenUseRecorder, type TokenUseRecorder } from '../domain/accounts.js';
+import { type Clock, systemClock } from '../domain/clock.js';
+import type { DropChangeListener, DropDeps } from '../domain/drops.js';
+import type { RandomInt } from '../domain/ids.js';
+import { createWriteLimiter, type WriteLimiter } from '../domain/write-limit.js';
+import { ApiError, isApiError } from '../errors.js';
+import { createRawCache, type RawCache } from '../serve/raw-cache.js';
+import type { Store } from '../storage/store.js';
+import { NOT_FOUND_PAGE } from './pages/layout.js';
+import { registerAccountRoutes } from './routes/account.js';
+import { registerDiscoveryRoutes } from './routes/discovery.js';
+import { registerDropRoutes } from './routes/drops.js';
+import { registerPrototypeRoutes } from './routes/prototypes.js';
+import { registerPublicRoutes, sendPage } from './routes/public.js';
+import { createSchemas, type Schemas } from './schemas.js';
+import { createValidatorCompiler, validationError } from './validation.js';
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** 'owner': a valid bearer token is required (spec 5). */
+    auth?: 'owner';
+    /** Counts toward the per-account write limits (DECISIONS: POST/PUT/PATCH/DELETE under /api/drops, /api/prototypes). */
+    write?: boolean;
+  }
+  interface FastifyRequest {
+    caller: Caller | null;
+  }
+}
+
+export interface AppOptions {
+  readonly config: Config;
+  readonly store: Store;
+  readonly clock?: Clock;
+  readonly random?: RandomInt;
+  readonly logger?: FastifyServerOptions['logger'];
+}
+
+/** Everything a route module needs. */
+export interface RouteContext {
+  readonly config: Config;
+  readonly store: Store;
+  readonly clock: Clock;
+  readonly schemas: Schemas;
+  readonly drops: DropDeps;
+  readonly tokenUses: TokenUseRecorder;
+  readonly rawCache: RawCache;
+  /** The authenticated caller of an owner route. */
+  callerOf(request: { caller: Caller | null }): Caller;
+}
+
+export type App = FastifyInstance & {
+  readonly ownerRoutes: ReadonlyArray<{ method: string; url: string }>;
+  readonly services: { readonly tokenUses: TokenUseRecorder; readonly writeLimiter: WriteLimiter };
+};
+
+function parseJsonBody(body: string): unknown {
+  if (body.trim() === '') return undefined;
+  try {
+    return secureJson.parse(body, undefined, { protoAction: 'error', constructorAction: 'error' });
+  } catch {
+    throw new ApiError('invalid_json', { message: 'The request body is not valid JSON.' });
+  }
+}
+
+/** Maps anything thrown during a request to the one ApiError the client sees. */
+function toApiError(error: FastifyError | Error): ApiError {
+  if (isApiError(error)) return error;
+  const fastifyError = error as FastifyError & { validation?: Parameters<typeof validationError>[1] };
+  if (fastifyError.validation !== undefined) {
+    return validationError(fastifyError.validationContext, fastifyError.validation);
+  }
+  const status = fastifyError.statusCode ?? 500;
+  if (status === 413) {
+    return new ApiError('html_too_large', {
+      status: 413,
+      message: 'The request body is larger than the service accepts; the HTML may be at most 2097152 bytes.',
+      details: { max_bytes: 2_097_152 },
+    });
+  }
+  if (status === 404) return new ApiError('not_found');
+  if (status >= 400 && status < 500) {
+    return new ApiError(fastifyError.code?.startsWith('FST_ERR_CTP') ? 'invalid_json' : 'invalid_arg', {
+      message: error.message,
+    });
+  }
+  return new ApiError('internal', { cause: error });
+}
+
+export async function buildApp(options: AppOptions): Promise<App> {
+  const { config, store } = options;
+  const clock = options.clock ?? systemClock;
+  const schemas = createSchemas(config.limits);
+  const tokenUses = createTokenUseRecorder(store);
+  const writeLimiter = createWriteLimiter(store, clock, config.limits);
+  const rawCache = createRawCache();
+  const listener: DropChangeListener = { dropChanged: (slug) => rawCache.invalidate(slug) };
+  const drops: DropDeps = {
+    store,
+    clock,
+    limits: config.limits,
+    listener,
+    ...(options.random === undefined ? {} : { random: options.random }),
+  };
+
+  const app = Fastify({
+    logger: options.logger ?? false,
+    bodyLimit: config.limits.maxBodyBytes,
+    routerOptions: { ignoreTrailingSlash: true, maxParamLength: 200 },
+    // Per-request info logs cost throughput on the raw path; errors are logged by the error handler.
+    logController: new LogController({ disableRequestLogging: true }),
+    requestIdHeader: false,
+    return503OnClosing: true,
+    forceCloseConnections: 'idle',
+  }).withTypeProvider<TypeBoxTypeProvider>();
+
+  app.setValidatorCompiler(createValidatorCompiler());
+  app.removeAllContentTypeParsers();
+  // JSON whatever the declared type: `curl -d` sends form-urlencoded by default and should still work.
+  app.addContentTypeParser(['application/json', '*'], { parseAs: 'string' }, (_request, body, done) => {
+    try {
+      done(null, parseJsonBody(body as string));
+    } catch (error) {
+      done(error as Error, undefined);
+    }
+  });
+
+  const ownerRoutes: Array<{ method: string; url: string }> = [];
+  app.decorate('ownerRoutes', ownerRoutes);
+  app.decorate('services', { tokenUses, writeLimiter });
+  app.decorateRequest('caller', null);
+  app.addHook('onRoute', (route) => {
+    if (route.config?.auth !== 'owner') return;
+    for (const method of [route.method].flat()) {
+      if (method !== 'HEAD') ownerRoutes.push({ method, url: route.url });
+    }
+    route.schema = { ...route.schema, security: [{ bearer: [] }] };
+  });
+
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.1.0',
+      info: {
+        title: 'htmldrop',
+        version: '1.0.0',
+        description: 'Host self-contained HTML documents ("drops") at stable public URLs. See /api/onboard.',
+      },
+      servers: [{ url: config.baseUrl }],
+      components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer', description: 'hd_... token' } } },
+    },
+  });
+
+  app.addHook('onRequest', async (request, reply) => {
+    reply.header('x-request-id', request.id);
+    if (request.url.startsWith('/api/')) reply.header('cache-control', 'no-store');
+    const routeConfig = request.routeOptions.config;
+    if (routeConfig.auth !== 'owner') return;
+    request.caller = await authenticate(store, clock, tokenUses, request.headers.authorization);
+    if (routeConfig.write === true) await writeLimiter.consume(request.caller.account.id);
+  });
+
+  app.setErrorHandler((error, request, reply) => {
+    const apiError = toApiError(error as Error);
+    if (apiError.status >= 500) request.log.error({ err: error, reqId: request.id }, 'request failed');
+    if (apiError.status === 401) {
+      reply.header('www-authenticate', apiError.code === 'invalid_token' ? 'Bearer error="invalid_token"' : 'Bearer');
+    }
+    if (apiError.retryAfterSeconds !== undefined) reply.header('retry-after', String(apiError.retryAfterSeconds));
+    return reply.code(apiError.status).type('application/json; charset=utf-8').send(apiError.toBody());
+  });
+
+  app.setNotFoundHandler((request, reply) => {
+    if (request.url.startsWith('/p/')) return sendPage(reply, 404, NOT_FOUND_PAGE);
+    const error = new ApiError('not_found', { message: `No route ${request.method} ${request.url.split('?')[0]}.` });
+    return reply.code(404).send(error.toBody());
+  });
+
+  const context: RouteContext = {
+    config,
+    store,
+    clock,
+    schemas,
+    drops,
+    tokenUses,
+    rawCache,
+    callerOf(request) {
+      if (request.caller === null) throw new ApiError('unauthorized');
+      return request.caller;
+    },
+  };
+  registerDropRoutes(app, context);
+  registerPrototypeRoutes(app, context);
+  registerAccountRoutes(app, context);
+  registerDiscoveryRoutes(app, context);
+  registerPublicRoutes(app, context);
+
+  // Coalesced background writes (token last use): periodic, and once more on close.
+  let flushTimer: NodeJS.Timeout | undefined;
+  const flush = () => tokenUses.flush().catch((error: unknown) => app.log.error({ err: error }, 'flush failed'));
+  app.addHook('onReady', async () => {
+    flushTimer = setInterval(flush, config.flushIntervalMs);
+    flushTimer.unref();
+  });
+  app.addHook('onClose', async () => {
+    clearInterval(flushTimer);
+    await flush();
+  });
+
+  return app as unknown as App;
+}
+
+/** The app as route modules see it: typed request bodies from the TypeBox schemas. */
+export type TypedApp = FastifyInstance<
+  RawServerDefault,
+  RawRequestDefaultExpression,
+  RawReplyDefaultExpression,
+  FastifyBaseLogger,
+  TypeBoxTypeProvider
+>;

@@ -1,0 +1,138 @@
+/** The agent protocol (GET /api/onboard), llms.txt and the agent card: one text, several shapes. */
+import type { Config } from '../../config.js';
+
+/** The Markdown protocol an agent follows end to end with curl. */
+export function onboardMarkdown(config: Config): string {
+  const b = config.baseUrl;
+  const l = config.limits;
+  return `# htmldrop: publish an HTML document, get a public URL
+
+Service: ${b}
+You upload one **complete, standalone HTML document** (inline CSS/JS, or assets from public CDNs; no local files,
+no build step). You get a public URL that never changes; uploading again creates a new numbered version behind it.
+
+## 1. Get a token (once)
+Every owner call sends \`Authorization: Bearer <token>\`. Tokens look like \`hd_...\`.
+Ask the operator of this service to mint one for you:
+
+    htmldrop-server token create --user <your-login> --label "<this machine>"
+
+Store it where the htmldrop tools look (first match wins): a \`--token\` flag, \`./.htmldrop/token\`,
+the \`HTMLDROP_TOKEN\` environment variable, \`~/.config/htmldrop/token\` (files mode 0600). Tokens do not expire;
+revoke them with \`DELETE /api/tokens/<id>\`.
+
+    export HTMLDROP_TOKEN=hd_...
+    curl -s ${b}/api/me -H "Authorization: Bearer $HTMLDROP_TOKEN"
+
+## 2. Publish
+Send the HTML as a JSON string. \`jq\` builds the body safely from a file:
+
+    jq -n --rawfile html report.html --arg title "Q3 report" '{title:$title, html:$html}' \\
+      | curl -s -X POST ${b}/api/drops -H "Authorization: Bearer $HTMLDROP_TOKEN" \\
+          -H 'Content-Type: application/json' --data-binary @-
+
+Answer (201): a Drop with \`slug\`, \`url\` (the viewer page to share) and \`raw_url\` (the bare document).
+Optional fields: \`description\` (<= ${l.maxDescriptionChars} chars), \`passcode\` (>= ${l.minPasscodeChars} chars, a soft share gate),
+\`context\` (your reasoning trace for this version, <= ${l.maxContextBytes} bytes, shown behind a toggle on the viewer),
+\`metadata\` (owner-only string tags, <= ${l.maxMetadataKeys} keys, for finding the drop again; never shown publicly).
+
+## 3. Update (same URL, new version)
+
+    jq -n --rawfile html report.html '{html:$html}' \\
+      | curl -s -X PUT ${b}/api/drops/<slug> -H "Authorization: Bearer $HTMLDROP_TOKEN" \\
+          -H 'Content-Type: application/json' --data-binary @-
+
+PUT always creates a new version (\`latest_version\` goes up). To change only title, description or metadata, use
+PATCH with those fields (no \`html\`). Any version stays viewable at \`${b}/p/<slug>?v=<n>\`.
+
+## 4. Find before you publish ("lookup, then mutate")
+There is no server-side upsert. Tag your drops, look them up, then PUT to the match or POST a new one:
+
+    curl -s -G ${b}/api/drops -H "Authorization: Bearer $HTMLDROP_TOKEN" \\
+      --data-urlencode 'metadata.project=acme' --data-urlencode 'metadata.kind=weekly'
+
+\`data\` holds your matching drops (filters combine with AND). If exactly one matches, PUT to its slug; if none, POST
+with the same \`metadata\`. Serialize concurrent writers yourself: the service does not prevent two creates.
+
+## 5. Everything else
+- \`GET /api/drops?page=1&pageSize=50&sortBy=created_at|updated_at|view_count&sortOrder=desc|asc\`
+- \`GET|PUT|PATCH|DELETE /api/drops/<slug>\`; \`GET /api/drops/<slug>/versions\`; \`GET|DELETE /api/drops/<slug>/v/<n>\`
+- \`POST /api/drops/<slug>/passcode\` with \`{"passcode":"..."}\` (\`""\` removes it)
+- \`GET /api/me\`, \`GET /api/tokens\`, \`DELETE /api/tokens/<id>\`
+- Machine-readable: ${b}/openapi.json
+
+## Limits and errors
+HTML <= ${l.maxHtmlBytes} bytes; title <= ${l.maxTitleChars} chars; ${l.maxVersionsPerDrop} versions per drop; ${l.maxDropsPerAccount} drops per account;
+${l.maxWritesPerMinute} writes per minute and ${l.maxWritesPerDay} per day per account.
+Every error is \`{"error":{"code","message","details"}}\`; switch on \`code\`. On 429 \`rate_limited\` or
+\`daily_quota_exceeded\`, wait \`Retry-After\` seconds (also \`details.retry_after_seconds\`) and retry.
+\`quota_exceeded\` (too many drops) does not clear by waiting: delete drops first.
+`;
+}
+
+export function llmsTxt(config: Config): string {
+  const b = config.baseUrl;
+  return `# htmldrop
+
+> Host a complete, standalone HTML document at a stable public URL. Upload with a bearer token; anyone with the URL can view it. Re-uploading creates numbered versions behind the same URL.
+
+## Docs
+- [Agent protocol](${b}/api/onboard): step-by-step publishing with curl (Markdown; JSON with Accept: application/json)
+- [OpenAPI 3.1](${b}/openapi.json): every endpoint, field and error code
+- [Agent card](${b}/.well-known/agent-card.json): capabilities and authentication
+
+## Key rules
+- The HTML must be one self-contained document (inline assets or public CDNs); it is shown in a sandboxed iframe.
+- Authorization: Bearer hd_... on every /api/ call except /api/onboard.
+- Errors are {"error":{"code","message","details"}}; on 429 wait Retry-After seconds.
+`;
+}
+
+export function agentCard(config: Config) {
+  const b = config.baseUrl;
+  return {
+    schema_version: '1',
+    name: 'htmldrop',
+    description: 'Publish complete, standalone HTML documents at stable public URLs, with numbered versions.',
+    url: b,
+    version: '1.0.0',
+    documentation_url: `${b}/api/onboard`,
+    openapi_url: `${b}/openapi.json`,
+    llms_txt_url: `${b}/llms.txt`,
+    authentication: {
+      type: 'bearer',
+      token_prefix: 'hd_',
+      header: 'Authorization: Bearer <token>',
+      obtain: 'operator command: htmldrop-server token create --user <login>',
+    },
+    capabilities: [
+      {
+        id: 'publish',
+        method: 'POST',
+        path: '/api/drops',
+        description: 'Create a drop from HTML; returns its public url.',
+      },
+      {
+        id: 'update',
+        method: 'PUT',
+        path: '/api/drops/{slug}',
+        description: 'Upload a new version behind the same url.',
+      },
+      {
+        id: 'list',
+        method: 'GET',
+        path: '/api/drops',
+        description: 'List your drops; filter with metadata.<key>=<value>.',
+      },
+      { id: 'get', method: 'GET', path: '/api/drops/{slug}', description: 'Read one drop.' },
+      { id: 'delete', method: 'DELETE', path: '/api/drops/{slug}', description: 'Delete a drop.' },
+    ],
+    limits: {
+      max_html_bytes: config.limits.maxHtmlBytes,
+      max_versions_per_drop: config.limits.maxVersionsPerDrop,
+      max_drops_per_account: config.limits.maxDropsPerAccount,
+      max_writes_per_minute: config.limits.maxWritesPerMinute,
+      max_writes_per_day: config.limits.maxWritesPerDay,
+    },
+  };
+}

@@ -1,0 +1,43 @@
+/** Domain values -> API JSON (spec section 2; DECISIONS: every Drop carries every field). */
+import type { DropRecord, TokenInfo, VersionInfo, VersionRecord } from '../domain/types.js';
+
+export function presentDrop(drop: DropRecord, baseUrl: string) {
+  return {
+    slug: drop.slug,
+    title: drop.title,
+    description: drop.description ?? '',
+    url: `${baseUrl}/p/${drop.slug}`,
+    raw_url: `${baseUrl}/p/${drop.slug}/raw`,
+    locked: drop.locked,
+    latest_version: drop.latestVersion,
+    view_count: drop.viewCount,
+    metadata: drop.metadata,
+    created_at: drop.createdAt,
+    updated_at: drop.updatedAt,
+  };
+}
+
+export function presentVersionItem(version: VersionInfo, latest: number) {
+  return {
+    version: version.version,
+    size_bytes: version.sizeBytes,
+    has_context: version.hasContext,
+    created_at: version.createdAt,
+    is_latest: version.version === latest,
+  };
+}
+
+export function presentVersion(version: VersionRecord, latest: number) {
+  return {
+    slug: version.slug,
+    version: version.version,
+    size_bytes: version.sizeBytes,
+    context: version.context,
+    created_at: version.createdAt,
+    is_latest: version.version === latest,
+  };
+}
+
+export function presentToken(token: TokenInfo) {
+  return { id: token.id, label: token.label, created_at: token.createdAt, last_used_at: token.lastUsedAt };
+}

@@ -1,0 +1,59 @@
+/** Discovery for agents: /api/onboard, /llms.txt, /.well-known/agent-card.json, /openapi.json, and /. */
+import { Type } from '@sinclair/typebox';
+import type { RouteContext, TypedApp } from '../app.js';
+import { escapeHtml, simplePage } from '../pages/layout.js';
+import { agentCard, llmsTxt, onboardMarkdown } from '../pages/onboard.js';
+
+/** True when the Accept header asks for JSON (spec 4.2: JSON with Accept: application/json). */
+function wantsJson(accept: string | undefined): boolean {
+  return accept !== undefined && /\bapplication\/json\b/i.test(accept);
+}
+
+export function registerDiscoveryRoutes(app: TypedApp, ctx: RouteContext): void {
+  const { config } = ctx;
+  const markdown = onboardMarkdown(config);
+  const llms = llmsTxt(config);
+  const card = JSON.stringify(agentCard(config));
+
+  app.get(
+    '/api/onboard',
+    {
+      schema: {
+        summary: 'The agent protocol: Markdown by default, JSON with Accept: application/json',
+        tags: ['discovery'],
+        response: { 200: Type.Object({ instructions: Type.String(), public_url: Type.String() }) },
+      },
+    },
+    async (request, reply) => {
+      reply.header('vary', 'Accept').header('cache-control', 'public, max-age=300');
+      if (wantsJson(request.headers.accept)) return { instructions: markdown, public_url: config.baseUrl };
+      return reply
+        .type('text/markdown; charset=utf-8')
+        .serializer(String)
+        .send(markdown as never);
+    },
+  );
+
+  app.get('/llms.txt', { schema: { hide: true } }, async (_request, reply) =>
+    reply.type('text/plain; charset=utf-8').header('cache-control', 'public, max-age=300').send(llms),
+  );
+
+  app.get('/.well-known/agent-card.json', { schema: { hide: true } }, async (_request, reply) =>
+    reply.type('application/json; charset=utf-8').header('cache-control', 'public, max-age=300').send(card),
+  );
+
+  app.get('/openapi.json', { schema: { hide: true } }, async (_request, reply) =>
+    reply.type('application/json; charset=utf-8').send(app.swagger()),
+  );
+
+  app.get('/', { schema: { hide: true } }, async (_request, reply) =>
+    reply
+      .type('text/html; charset=utf-8')
+      .send(
+        simplePage(
+          'htmldrop',
+          `<p>Host self-contained HTML at stable public URLs.</p><p>Agents: read <a href="/api/onboard">/api/onboard</a> or <a href="/llms.txt">/llms.txt</a>. API: <a href="/openapi.json">/openapi.json</a>.</p><p>${escapeHtml(config.baseUrl)}</p>`,
+        ),
+      ),
+  );
+}

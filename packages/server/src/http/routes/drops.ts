@@ -1,0 +1,242 @@
+/** /api/drops: the owner API for drops and versions (spec 4.3, 3.2). */
+import { Type } from '@sinclair/typebox';
+import * as drops from '../../domain/drops.js';
+import type { ListQuery, Metadata } from '../../domain/types.js';
+import { ApiError } from '../../errors.js';
+import type { RouteContext, TypedApp } from '../app.js';
+import { presentDrop, presentVersion, presentVersionItem } from '../present.js';
+import { METADATA_KEY_PATTERN } from '../schemas.js';
+
+const OWNER = { auth: 'owner' } as const;
+const WRITE = { auth: 'owner', write: true } as const;
+const METADATA_PREFIX = 'metadata.';
+const METADATA_KEY_RE = new RegExp(METADATA_KEY_PATTERN);
+
+/** Equality filters from `metadata.<key>=<value>` query pairs; a bad key is 400 invalid_arg naming it. */
+function metadataFilters(query: Record<string, unknown>): Metadata {
+  const filters: Record<string, string> = {};
+  for (const [name, value] of Object.entries(query)) {
+    if (!name.startsWith(METADATA_PREFIX)) continue;
+    const key = name.slice(METADATA_PREFIX.length);
+    if (!METADATA_KEY_RE.test(key) || key.length > 64 || typeof value !== 'string') {
+      throw new ApiError('invalid_arg', {
+        message: `Query parameter "${name}" is not a valid metadata filter (one value per key; key of [A-Za-z0-9_.-]).`,
+        details: { field: name, key },
+      });
+    }
+    filters[key] = value;
+  }
+  return filters;
+}
+
+export function registerDropRoutes(app: TypedApp, ctx: RouteContext): void {
+  const { schemas: s, config } = ctx;
+  const errors = { '4XX': { $ref: 'Error#' } };
+  app.addSchema(s.Drop);
+  app.addSchema(s.ErrorBody);
+  const dropResponse = (status: number) => ({ [status]: { $ref: 'Drop#' }, ...errors });
+  const present = (drop: Parameters<typeof presentDrop>[0]) => presentDrop(drop, config.baseUrl);
+
+  app.post(
+    '/api/drops',
+    {
+      config: WRITE,
+      schema: {
+        summary: 'Create a drop (version 1)',
+        tags: ['drops'],
+        body: s.CreateDropBody,
+        response: dropResponse(201),
+      },
+    },
+    async (request, reply) => {
+      const drop = await drops.createDrop(ctx.drops, ctx.callerOf(request).account.id, request.body);
+      return reply.code(201).send(present(drop));
+    },
+  );
+
+  app.get(
+    '/api/drops',
+    {
+      config: OWNER,
+      schema: {
+        summary: "List the caller's drops",
+        tags: ['drops'],
+        querystring: s.ListQuery,
+        response: {
+          200: Type.Object({ data: Type.Array(Type.Ref(s.Drop)), pagination: s.Pagination }),
+          ...errors,
+        },
+      },
+    },
+    async (request) => {
+      const q = request.query;
+      const filters = metadataFilters(request.query as Record<string, unknown>);
+      const query: ListQuery = {
+        page: q.page,
+        pageSize: q.pageSize,
+        sortBy: q.sortBy,
+        sortOrder: q.sortOrder,
+        metadata: filters,
+      };
+      const { items, total } = await drops.listDrops(ctx.drops, ctx.callerOf(request).account.id, query);
+      return {
+        data: items.map(present),
+        pagination: {
+          page: query.page,
+          page_size: query.pageSize,
+          total_items: total,
+          total_pages: Math.ceil(total / query.pageSize),
+          sort_by: query.sortBy,
+          sort_order: query.sortOrder,
+        },
+      };
+    },
+  );
+
+  app.get(
+    '/api/drops/:slug',
+    {
+      config: OWNER,
+      schema: { summary: 'Get one drop', tags: ['drops'], params: s.SlugParams, response: dropResponse(200) },
+    },
+    async (request) =>
+      present(await drops.getOwnedDrop(ctx.drops, ctx.callerOf(request).account.id, request.params.slug)),
+  );
+
+  app.put(
+    '/api/drops/:slug',
+    {
+      config: WRITE,
+      schema: {
+        summary: 'Upload new HTML: always creates a new version',
+        tags: ['drops'],
+        params: s.SlugParams,
+        body: s.PutDropBody,
+        response: dropResponse(200),
+      },
+    },
+    async (request) =>
+      present(await drops.addVersion(ctx.drops, ctx.callerOf(request).account.id, request.params.slug, request.body)),
+  );
+
+  app.patch(
+    '/api/drops/:slug',
+    {
+      config: WRITE,
+      // spec 4.3: html on PATCH is its own error, whatever else the body holds.
+      preValidation: async (request) => {
+        const body = request.body;
+        if (typeof body === 'object' && body !== null && 'html' in body) {
+          throw new ApiError('metadata_only_on_patch');
+        }
+      },
+      schema: {
+        summary: 'Change title, description or metadata (no new version)',
+        tags: ['drops'],
+        params: s.SlugParams,
+        body: s.PatchDropBody,
+        response: dropResponse(200),
+      },
+    },
+    async (request) =>
+      present(
+        await drops.updateDetails(ctx.drops, ctx.callerOf(request).account.id, request.params.slug, request.body),
+      ),
+  );
+
+  app.delete(
+    '/api/drops/:slug',
+    {
+      config: WRITE,
+      schema: {
+        summary: 'Delete a drop and all its versions',
+        tags: ['drops'],
+        params: s.SlugParams,
+        response: { 204: Type.Null(), ...errors },
+      },
+    },
+    async (request, reply) => {
+      await drops.deleteDrop(ctx.drops, ctx.callerOf(request).account.id, request.params.slug);
+      return reply.code(204).send(null);
+    },
+  );
+
+  app.get(
+    '/api/drops/:slug/versions',
+    {
+      config: OWNER,
+      schema: {
+        summary: 'List versions, newest first',
+        tags: ['versions'],
+        params: s.SlugParams,
+        response: { 200: Type.Array(s.VersionListItem), ...errors },
+      },
+    },
+    async (request) => {
+      const { drop, versions } = await drops.listVersions(
+        ctx.drops,
+        ctx.callerOf(request).account.id,
+        request.params.slug,
+      );
+      return versions.map((v) => presentVersionItem(v, drop.latestVersion));
+    },
+  );
+
+  app.get(
+    '/api/drops/:slug/v/:n',
+    {
+      config: OWNER,
+      schema: {
+        summary: 'Get one version record',
+        tags: ['versions'],
+        params: s.VersionParams,
+        response: { 200: s.Version, ...errors },
+      },
+    },
+    async (request) => {
+      const { slug, n } = request.params;
+      const { drop, version } = await drops.getVersion(ctx.drops, ctx.callerOf(request).account.id, slug, n);
+      return presentVersion(version, drop.latestVersion);
+    },
+  );
+
+  app.delete(
+    '/api/drops/:slug/v/:n',
+    {
+      config: WRITE,
+      schema: {
+        summary: 'Delete one version (not the only one)',
+        tags: ['versions'],
+        params: s.VersionParams,
+        response: dropResponse(200),
+      },
+    },
+    async (request) => {
+      const { slug, n } = request.params;
+      return present(await drops.deleteVersion(ctx.drops, ctx.callerOf(request).account.id, slug, n));
+    },
+  );
+
+  app.post(
+    '/api/drops/:slug/passcode',
+    {
+      config: WRITE,
+      schema: {
+        summary: 'Set, change or remove ("") the passcode',
+        tags: ['drops'],
+        params: s.SlugParams,
+        body: s.PasscodeBody,
+        response: dropResponse(200),
+      },
+    },
+    async (request) =>
+      present(
+        await drops.setPasscode(
+          ctx.drops,
+          ctx.callerOf(request).account.id,
+          request.params.slug,
+          request.body.passcode,
+        ),
+      ),
+  );
+}

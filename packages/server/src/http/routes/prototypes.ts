@@ -1,0 +1,128 @@
+/**
+ * The legacy /api/prototypes shapes (spec 4.7, DECISIONS "Legacy"): a bare array on list, `password` for the
+ * passcode, PUT with everything optional, DELETE answering 200. Same domain actions as /api/drops.
+ */
+import { Type } from '@sinclair/typebox';
+import * as drops from '../../domain/drops.js';
+import type { DropRecord } from '../../domain/types.js';
+import type { RouteContext, TypedApp } from '../app.js';
+import { presentDrop } from '../present.js';
+
+const OWNER = { auth: 'owner' } as const;
+const WRITE = { auth: 'owner', write: true } as const;
+
+export function registerPrototypeRoutes(app: TypedApp, ctx: RouteContext): void {
+  const { schemas: s, config } = ctx;
+  const errors = { '4XX': { $ref: 'Error#' } };
+  const dropResponse = (status: number) => ({ [status]: { $ref: 'Drop#' }, ...errors });
+  const present = (drop: DropRecord) => presentDrop(drop, config.baseUrl);
+  const tags = ['legacy prototypes'];
+
+  app.get(
+    '/api/prototypes',
+    {
+      config: OWNER,
+      schema: {
+        summary: "Legacy: all of the caller's drops, newest first, as a bare array",
+        tags,
+        response: { 200: Type.Array(Type.Ref(s.Drop)), ...errors },
+      },
+    },
+    async (request) => {
+      const { items } = await drops.listDrops(ctx.drops, ctx.callerOf(request).account.id, {
+        page: 1,
+        pageSize: config.limits.maxDropsPerAccount,
+        sortBy: 'created_at',
+        sortOrder: 'desc',
+        metadata: {},
+      });
+      return items.map(present);
+    },
+  );
+
+  app.post(
+    '/api/prototypes',
+    {
+      config: WRITE,
+      schema: { summary: 'Legacy: create a drop', tags, body: s.LegacyCreateBody, response: dropResponse(201) },
+    },
+    async (request, reply) => {
+      const { password, ...rest } = request.body;
+      const drop = await drops.createDrop(ctx.drops, ctx.callerOf(request).account.id, { ...rest, passcode: password });
+      return reply.code(201).send(present(drop));
+    },
+  );
+
+  app.get(
+    '/api/prototypes/:slug',
+    {
+      config: OWNER,
+      schema: { summary: 'Legacy: get one drop', tags, params: s.SlugParams, response: dropResponse(200) },
+    },
+    async (request) =>
+      present(await drops.getOwnedDrop(ctx.drops, ctx.callerOf(request).account.id, request.params.slug)),
+  );
+
+  app.put(
+    '/api/prototypes/:slug',
+    {
+      config: WRITE,
+      schema: {
+        summary: 'Legacy: update; html (optional) creates a new version',
+        tags,
+        params: s.SlugParams,
+        body: s.LegacyPutBody,
+        response: dropResponse(200),
+      },
+    },
+    async (request) => {
+      const accountId = ctx.callerOf(request).account.id;
+      const { html, ...details } = request.body;
+      const drop =
+        html === undefined
+          ? await drops.updateDetails(ctx.drops, accountId, request.params.slug, details)
+          : await drops.addVersion(ctx.drops, accountId, request.params.slug, { ...details, html });
+      return present(drop);
+    },
+  );
+
+  app.delete(
+    '/api/prototypes/:slug',
+    {
+      config: WRITE,
+      schema: {
+        summary: 'Legacy: delete a drop',
+        tags,
+        params: s.SlugParams,
+        response: { 200: Type.Object({ deleted: Type.Literal(true), slug: Type.String() }), ...errors },
+      },
+    },
+    async (request) => {
+      await drops.deleteDrop(ctx.drops, ctx.callerOf(request).account.id, request.params.slug);
+      return { deleted: true as const, slug: request.params.slug };
+    },
+  );
+
+  app.post(
+    '/api/prototypes/:slug/password',
+    {
+      config: WRITE,
+      schema: {
+        summary: 'Legacy: set, change or remove ("") the password',
+        tags,
+        params: s.SlugParams,
+        body: s.LegacyPasswordBody,
+        response: dropResponse(200),
+      },
+    },
+    async (request) =>
+      present(
+        await drops.setPasscode(
+          ctx.drops,
+          ctx.callerOf(request).account.id,
+          request.params.slug,
+          request.body.password,
+        ),
+      ),
+  );
+}

@@ -1,0 +1,165 @@
+/**
+ * Route schemas: they validate requests (validation.ts maps failures to the spec's codes) and generate
+ * /openapi.json. One source of truth; built from the configured limits.
+ */
+import { Type } from '@sinclair/typebox';
+import type { Limits } from '../config.js';
+import { SLUG_PATTERN, TOKEN_ID_PATTERN } from '../domain/ids.js';
+
+/** DECISIONS: 1-64 of [A-Za-z0-9_.-], first and last alphanumeric or underscore. */
+export const METADATA_KEY_PATTERN = '^[A-Za-z0-9_](?:[A-Za-z0-9_.-]*[A-Za-z0-9_])?$';
+
+const Millis = (description: string) => Type.Integer({ description: `${description} (Unix time in milliseconds)` });
+
+export function createSchemas(limits: Limits) {
+  const Metadata = Type.Unsafe<Record<string, string>>({
+    type: 'object',
+    description: `Owner-only tags: at most ${limits.maxMetadataKeys} keys; keys 1-${limits.maxMetadataKeyChars} of [A-Za-z0-9_.-] without leading or trailing dot or hyphen; string values of at most ${limits.maxMetadataValueChars} characters. Replaces the whole map; {} clears it.`,
+    maxProperties: limits.maxMetadataKeys,
+    propertyNames: { type: 'string', pattern: METADATA_KEY_PATTERN, maxLength: limits.maxMetadataKeyChars },
+    additionalProperties: { type: 'string', maxLength: limits.maxMetadataValueChars },
+  });
+
+  const title = Type.String({
+    minLength: 1,
+    maxLength: limits.maxTitleChars,
+    description: `At most ${limits.maxTitleChars} characters.`,
+  });
+  const description = Type.String({
+    maxLength: limits.maxDescriptionChars,
+    description: `At most ${limits.maxDescriptionChars} characters; "" clears it.`,
+  });
+  const html = Type.String({
+    description: `A complete, standalone HTML document of at most ${limits.maxHtmlBytes} bytes (UTF-8).`,
+  });
+  const context = Type.String({
+    description: `Optional reasoning trace for this version, at most ${limits.maxContextBytes} bytes (UTF-8). Shown on the public viewer behind a toggle.`,
+  });
+  const passcode = Type.String({
+    description: `At least ${limits.minPasscodeChars} characters; "" means no passcode.`,
+  });
+
+  const Drop = Type.Object(
+    {
+      slug: Type.String(),
+      title: Type.String(),
+      description: Type.String({ description: '"" when none' }),
+      url: Type.String({ format: 'uri', description: 'Public viewer: {base_url}/p/<slug>' }),
+      raw_url: Type.String({ format: 'uri', description: 'Raw HTML: {base_url}/p/<slug>/raw' }),
+      locked: Type.Boolean({ description: 'True while a passcode is set' }),
+      latest_version: Type.Integer(),
+      view_count: Type.Integer(),
+      metadata: Type.Record(Type.String(), Type.String()),
+      created_at: Millis('Creation time'),
+      updated_at: Millis('Last change'),
+    },
+    { $id: 'Drop', additionalProperties: false },
+  );
+
+  const ErrorBody = Type.Object(
+    {
+      error: Type.Object({
+        code: Type.String({ description: 'Machine-readable code (spec section 7); clients switch on this' }),
+        message: Type.String(),
+        details: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
+      }),
+    },
+    { $id: 'Error' },
+  );
+
+  const SlugParams = Type.Object({ slug: Type.String({ pattern: SLUG_PATTERN }) });
+  const VersionParams = Type.Object({
+    slug: Type.String({ pattern: SLUG_PATTERN }),
+    n: Type.Integer({ minimum: 1, maximum: 2_147_483_647, description: 'Version number' }),
+  });
+  const TokenParams = Type.Object({ id: Type.String({ pattern: TOKEN_ID_PATTERN, description: '12 lowercase hex' }) });
+
+  return {
+    Metadata,
+    Drop,
+    ErrorBody,
+    SlugParams,
+    VersionParams,
+    TokenParams,
+    CreateDropBody: Type.Object({
+      title,
+      description: Type.Optional(description),
+      html,
+      passcode: Type.Optional(passcode),
+      context: Type.Optional(context),
+      metadata: Type.Optional(Metadata),
+    }),
+    PutDropBody: Type.Object({
+      html,
+      title: Type.Optional(title),
+      description: Type.Optional(description),
+      context: Type.Optional(context),
+      metadata: Type.Optional(Metadata),
+    }),
+    PatchDropBody: Type.Object({
+      title: Type.Optional(title),
+      description: Type.Optional(description),
+      metadata: Type.Optional(Metadata),
+    }),
+    PasscodeBody: Type.Object({ passcode }),
+    ListQuery: Type.Object(
+      {
+        page: Type.Integer({ minimum: 1, maximum: 1_000_000, default: 1 }),
+        pageSize: Type.Integer({ minimum: 1, maximum: limits.maxPageSize, default: limits.defaultPageSize }),
+        sortBy: Type.Union([Type.Literal('created_at'), Type.Literal('updated_at'), Type.Literal('view_count')], {
+          default: 'created_at',
+        }),
+        sortOrder: Type.Union([Type.Literal('asc'), Type.Literal('desc')], { default: 'desc' }),
+      },
+      {
+        patternProperties: {
+          '^metadata\\.': Type.String({ maxLength: limits.maxMetadataValueChars }),
+        },
+        description: 'metadata.<key>=<value> filters (repeat for AND).',
+      },
+    ),
+    Pagination: Type.Object({
+      page: Type.Integer(),
+      page_size: Type.Integer(),
+      total_items: Type.Integer(),
+      total_pages: Type.Integer(),
+      sort_by: Type.String(),
+      sort_order: Type.String(),
+    }),
+    VersionListItem: Type.Object({
+      version: Type.Integer(),
+      size_bytes: Type.Integer({ description: 'UTF-8 bytes of the HTML as uploaded' }),
+      has_context: Type.Boolean(),
+      created_at: Millis('Upload time'),
+      is_latest: Type.Boolean(),
+    }),
+    Version: Type.Object({
+      slug: Type.String(),
+      version: Type.Integer(),
+      size_bytes: Type.Integer(),
+      context: Type.Union([Type.String(), Type.Null()]),
+      created_at: Millis('Upload time'),
+      is_latest: Type.Boolean(),
+    }),
+    Token: Type.Object({
+      id: Type.String({ description: 'First 12 hex characters of the token hash' }),
+      label: Type.Union([Type.String(), Type.Null()]),
+      created_at: Type.Integer(),
+      last_used_at: Type.Union([Type.Integer(), Type.Null()]),
+    }),
+    LegacyCreateBody: Type.Object({
+      title,
+      description: Type.Optional(description),
+      html,
+      password: Type.Optional(passcode),
+    }),
+    LegacyPutBody: Type.Object({
+      title: Type.Optional(title),
+      description: Type.Optional(description),
+      html: Type.Optional(html),
+    }),
+    LegacyPasswordBody: Type.Object({ password: passcode }),
+  };
+}
+
+export type Schemas = ReturnType<typeof createSchemas>;

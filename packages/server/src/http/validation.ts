@@ -1,0 +1,74 @@
+/**
+ * Request validation: one Ajv for bodies (no type coercion: "5" is not 5) and one for path and query strings
+ * (which are text and must be coerced). Failures map to the spec's specific error codes here, in one place.
+ */
+import { Ajv, type ErrorObject } from 'ajv';
+import type { FastifySchemaCompiler } from 'fastify';
+import { ApiError, type ErrorCode } from '../errors.js';
+
+export function createValidatorCompiler(): FastifySchemaCompiler<unknown> {
+  const options = { allErrors: false, strict: false, useDefaults: true } as const;
+  const bodyAjv = new Ajv({ ...options, coerceTypes: false });
+  const textAjv = new Ajv({ ...options, coerceTypes: true });
+  return ({ schema, httpPart }) => (httpPart === 'body' ? bodyAjv : textAjv).compile(schema as object);
+}
+
+/** `<field>:<keyword>` -> code, for body fields whose failures have a specific spec code. */
+const BODY_CODES: Readonly<Record<string, ErrorCode>> = {
+  'title:required': 'title_required',
+  'title:minLength': 'title_required',
+  'title:maxLength': 'title_too_long',
+  'description:maxLength': 'description_too_long',
+  'html:required': 'html_required',
+  'passcode:required': 'passcode_required',
+  'password:required': 'passcode_required',
+};
+
+function fieldOf(error: ErrorObject): string {
+  if (error.keyword === 'required') return String(error.params.missingProperty ?? '');
+  return error.instancePath.split('/').filter(Boolean)[0] ?? '';
+}
+
+/** The offending object key of a propertyNames failure (Ajv puts it on the inner error or in params). */
+function propertyNameOf(error: ErrorObject): string | undefined {
+  const name = error.propertyName ?? (error.params.propertyName as string | undefined);
+  return name === undefined ? undefined : String(name);
+}
+
+function describe(error: ErrorObject, field: string): string {
+  const key = propertyNameOf(error);
+  if (key !== undefined)
+    return `metadata key "${key}" is not valid (1-64 of [A-Za-z0-9_.-], no leading or trailing dot or hyphen)`;
+  const where = error.instancePath === '' ? field : error.instancePath.slice(1).replaceAll('/', '.');
+  return `${where || 'value'} ${error.message ?? 'is not valid'}`;
+}
+
+/** Maps the first Ajv failure of a request part to an ApiError with the spec's code. */
+export function validationError(part: string | undefined, errors: readonly ErrorObject[]): ApiError {
+  const error = errors[0];
+  if (error === undefined) return new ApiError('invalid_arg');
+  const field = fieldOf(error);
+  if (part === 'params') {
+    return field === 'slug'
+      ? new ApiError('invalid_slug')
+      : new ApiError('invalid_arg', { message: describe(error, field), details: { field } });
+  }
+  if (part === 'body') {
+    if (error.instancePath === '' && error.keyword === 'type') {
+      return new ApiError('invalid_json', { message: 'The request body must be a JSON object.' });
+    }
+    const code = BODY_CODES[`${field}:${error.keyword}`];
+    if (code !== undefined) {
+      const limit = error.params.limit as number | undefined;
+      return new ApiError(code, limit === undefined ? {} : { details: { field, max_chars: limit } });
+    }
+    if (field === 'metadata') {
+      const key = propertyNameOf(error) ?? error.instancePath.split('/').filter(Boolean)[1];
+      return new ApiError('invalid_arg', {
+        message: describe(error, field),
+        details: { field: 'metadata', ...(key === undefined ? {} : { key }) },
+      });
+    }
+  }
+  return new ApiError('invalid_arg', { message: describe(error, field), details: { field } });
+}

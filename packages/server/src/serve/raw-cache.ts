@@ -1,0 +1,90 @@
+/**
+ * Bounded in-memory LRU of ready-to-send raw documents, so /p/<slug>/raw does no per-request work that can be done
+ * once per version. Invalidated per slug on every change (PUT, version delete, passcode change, drop delete).
+ * A per-slug generation guards against a slow loader putting back a document that was invalidated meanwhile.
+ */
+
+/** The bytes and headers of one served version. */
+export interface RawEntry {
+  readonly slug: string;
+  readonly version: number;
+  readonly latestVersion: number;
+  readonly locked: boolean;
+  readonly passcodeGeneration: number;
+  /** The stored HTML with the spec 4.6 additions, UTF-8. */
+  readonly body: Buffer;
+  readonly etag: string;
+}
+
+export interface RawCache {
+  /** `version` undefined means the latest version. */
+  get(slug: string, version: number | undefined): RawEntry | undefined;
+  /** Current generation of a slug; pass it back to `set` so stale loads are dropped. */
+  generation(slug: string): number;
+  set(entry: RawEntry, requested: number | undefined, generation: number): void;
+  invalidate(slug: string): void;
+  readonly size: number;
+}
+
+export interface RawCacheOptions {
+  /** Total body bytes kept (default 256 MiB). */
+  readonly maxBytes?: number;
+  readonly maxEntries?: number;
+}
+
+const keyOf = (slug: string, version: number | undefined) =>
+  version === undefined ? `${slug}@latest` : `${slug}@${version}`;
+
+export function createRawCache(options: RawCacheOptions = {}): RawCache {
+  const maxBytes = options.maxBytes ?? 256 * 1_048_576;
+  const maxEntries = options.maxEntries ?? 50_000;
+  const entries = new Map<string, RawEntry>();
+  const keysBySlug = new Map<string, Set<string>>();
+  const generations = new Map<string, number>();
+  let bytes = 0;
+
+  function remove(key: string): void {
+    const entry = entries.get(key);
+    if (entry === undefined) return;
+    entries.delete(key);
+    bytes -= entry.body.length;
+    const keys = keysBySlug.get(entry.slug);
+    keys?.delete(key);
+    if (keys?.size === 0) keysBySlug.delete(entry.slug);
+  }
+
+  return {
+    get(slug, version) {
+      const key = keyOf(slug, version);
+      const entry = entries.get(key);
+      if (entry !== undefined) {
+        // Refresh recency: Map iteration order is insertion order.
+        entries.delete(key);
+        entries.set(key, entry);
+      }
+      return entry;
+    },
+    generation: (slug) => generations.get(slug) ?? 0,
+    set(entry, requested, generation) {
+      if ((generations.get(entry.slug) ?? 0) !== generation || entry.body.length > maxBytes) return;
+      const key = keyOf(entry.slug, requested);
+      remove(key);
+      entries.set(key, entry);
+      bytes += entry.body.length;
+      const keys = keysBySlug.get(entry.slug) ?? new Set<string>();
+      keysBySlug.set(entry.slug, keys);
+      keys.add(key);
+      for (const oldest of entries.keys()) {
+        if (bytes <= maxBytes && entries.size <= maxEntries) break;
+        remove(oldest);
+      }
+    },
+    invalidate(slug) {
+      generations.set(slug, (generations.get(slug) ?? 0) + 1);
+      for (const key of [...(keysBySlug.get(slug) ?? [])]) remove(key);
+    },
+    get size() {
+      return entries.size;
+    },
+  };
+}

@@ -1,0 +1,69 @@
+/** Composition root: config -> store -> migrate -> app -> listen; graceful shutdown on SIGINT/SIGTERM. */
+import { type Config, ConfigError, isLoopbackHost, loadConfig } from './config.js';
+import { type App, buildApp } from './http/app.js';
+import { openStore } from './storage/index.js';
+import type { Store } from './storage/store.js';
+
+const PURGE_INTERVAL_MS = 10 * 60_000;
+
+/** Starts the service; resolves once it listens. */
+export async function startServer(config: Config): Promise<{ app: App; store: Store; close: () => Promise<void> }> {
+  if (config.authProvider === 'local' && !isLoopbackHost(config.host) && !config.allowLocalAuth) {
+    throw new ConfigError(
+      `the local identity provider lets anyone sign in as anyone; refusing to listen on ${config.host}. ` +
+        'Use HTMLDROP_AUTH_PROVIDER=github|oidc, HOST=127.0.0.1, or HTMLDROP_ALLOW_LOCAL_AUTH=1.',
+    );
+  }
+  const store = openStore(config);
+  try {
+    await store.migrate();
+  } catch (error) {
+    await store.close();
+    throw error;
+  }
+  const app = await buildApp({ config, store, logger: { level: config.logLevel } });
+  const purge = setInterval(() => {
+    store.purgeExpired(Date.now()).catch((error: unknown) => app.log.error({ err: error }, 'purge failed'));
+  }, PURGE_INTERVAL_MS);
+  purge.unref();
+  await app.listen({ port: config.port, host: config.host });
+  let closing: Promise<void> | undefined;
+  const close = () => {
+    closing ??= (async () => {
+      clearInterval(purge);
+      await app.close();
+      await store.close();
+    })();
+    return closing;
+  };
+  return { app, store, close };
+}
+
+/** Runs the service until SIGINT/SIGTERM; exits the process on a start-up failure. */
+export async function serve(): Promise<void> {
+  let config: Config;
+  try {
+    config = loadConfig();
+  } catch (error) {
+    console.error(`htmldrop-server: ${(error as Error).message}`);
+    process.exit(2);
+  }
+  try {
+    const { app, close } = await startServer(config);
+    app.log.info(`htmldrop listening on ${config.baseUrl} (data: ${config.databaseUrl ? 'postgres' : config.dataDir})`);
+    for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+      process.once(signal, () => {
+        app.log.info(`${signal}: closing`);
+        close().then(
+          () => process.exit(0),
+          () => process.exit(1),
+        );
+      });
+    }
+  } catch (error) {
+    const message = error instanceof ConfigError ? error.message : `failed to start: ${(error as Error).message}`;
+    console.error(`htmldrop-server: ${message}`);
+    if (!(error instanceof ConfigError) && (error as Error).cause !== undefined) console.error((error as Error).cause);
+    process.exit(1);
+  }
+}

@@ -1,0 +1,30 @@
+/** SQLite through better-sqlite3: the connection and its pragmas, and the dialect's quirks. */
+import fs from 'node:fs';
+import path from 'node:path';
+import SqliteDatabase from 'better-sqlite3';
+import { Kysely, SqliteDialect, sql } from 'kysely';
+import type { Dialect } from './dialect.js';
+import type { Database } from './schema.js';
+
+export const SQLITE_FILE_NAME = 'htmldrop.sqlite';
+
+/** Opens (creating when needed) `<dataDir>/htmldrop.sqlite` in WAL mode. */
+export function openSqlite(dataDir: string): Dialect {
+  fs.mkdirSync(dataDir, { recursive: true });
+  return openSqliteFile(path.join(dataDir, SQLITE_FILE_NAME));
+}
+
+export function openSqliteFile(file: string): Dialect {
+  const database = new SqliteDatabase(file);
+  database.pragma('journal_mode = WAL');
+  // FULL: an acknowledged write survives a power loss, not only a process crash (fsync is cheap here, PERF-NOTES).
+  database.pragma('synchronous = FULL');
+  database.pragma('foreign_keys = ON');
+  database.pragma('busy_timeout = 5000');
+  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database }) });
+  return {
+    name: 'sqlite',
+    db,
+    jsonText: (column, key) => sql<string | null>`json_extract(${sql.ref(column)}, ${`$."${key}"`})`,
+  };
+}

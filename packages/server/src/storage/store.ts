@@ -1,0 +1,141 @@
+/**
+ * The storage contract. One Kysely implementation (kysely-store.ts) serves every dialect; dialect files only open
+ * connections and hold quirks. Methods are named after domain actions. Every method is safe to call concurrently
+ * from many requests and many processes sharing one database; the atomicity each one guarantees is stated on it.
+ */
+import type {
+  Account,
+  DropRecord,
+  ListQuery,
+  Metadata,
+  TokenInfo,
+  VersionContent,
+  VersionInfo,
+  VersionRecord,
+} from '../domain/types.js';
+
+export interface Identity {
+  readonly provider: string;
+  readonly subject: string;
+  readonly login: string;
+}
+
+export interface NewDrop {
+  readonly slug: string;
+  readonly accountId: string;
+  readonly title: string;
+  readonly description: string | null;
+  readonly html: string;
+  readonly sizeBytes: number;
+  readonly context: string | null;
+  readonly metadata: Metadata;
+  /** Encoded scrypt hash, or null for an open drop. */
+  readonly passcodeHash: string | null;
+  readonly now: number;
+}
+
+export interface NewVersion {
+  readonly html: string;
+  readonly sizeBytes: number;
+  readonly context: string | null;
+  readonly now: number;
+}
+
+/** Fields changed without a new version. `undefined` leaves a field as it is. */
+export interface DropChanges {
+  readonly title?: string | undefined;
+  readonly description?: string | null | undefined;
+  readonly metadata?: Metadata | undefined;
+}
+
+export interface RateWindow {
+  /** Stable key of the window, e.g. `m:<account>:<minute start>`. */
+  readonly key: string;
+  readonly limit: number;
+  /** When the window ends (Unix ms); the counter may be purged after that. */
+  readonly endsAt: number;
+}
+
+export interface Store {
+  /** Applies pending migrations in order. Throws (and applies nothing further) on failure. */
+  migrate(): Promise<void>;
+  close(): Promise<void>;
+
+  /** Returns the account bound to this identity, creating it on first sight. Atomic per identity. */
+  ensureAccount(identity: Identity, newId: string, now: number): Promise<Account>;
+  findAccount(id: string): Promise<Account | undefined>;
+  /** Accounts whose login equals `login` (one per provider at most). */
+  findAccountsByLogin(login: string): Promise<Account[]>;
+  listAccounts(): Promise<Account[]>;
+
+  createToken(token: {
+    id: string;
+    hash: string;
+    accountId: string;
+    label: string | null;
+    now: number;
+  }): Promise<TokenInfo>;
+  /** The active (not revoked) token with this SHA-256 hash, and its account. */
+  findActiveToken(hash: string): Promise<{ token: TokenInfo; account: Account } | undefined>;
+  listActiveTokens(accountId: string): Promise<TokenInfo[]>;
+  /**
+   * Revokes one token. With `accountId`, only a token of that account is revoked.
+   * Returns false when no such active token exists.
+   */
+  revokeToken(id: string, accountId: string | undefined, now: number): Promise<boolean>;
+  /** Records coalesced last-use times; never moves a time backwards. */
+  recordTokenUse(uses: ReadonlyMap<string, number>): Promise<void>;
+
+  /**
+   * Creates a drop with version 1. Atomic with the account's drop quota: the account's drop count is incremented
+   * only while below `maxDrops`, in the same transaction as the insert. Returns undefined at the quota.
+   */
+  createDrop(drop: NewDrop, maxDrops: number): Promise<DropRecord | undefined>;
+  findDrop(slug: string): Promise<DropRecord | undefined>;
+  /** One page of the account's drops, plus the total matching the filters. Never reads HTML. */
+  listDrops(accountId: string, query: ListQuery): Promise<{ items: DropRecord[]; total: number }>;
+  /**
+   * Appends a version numbered one above the highest number ever issued for the drop, atomically with the
+   * version cap (`maxVersions` existing versions) and with `changes`. Returns 'not_found' when the drop is gone,
+   * 'version_limit' at the cap.
+   */
+  appendVersion(
+    slug: string,
+    version: NewVersion,
+    changes: DropChanges,
+    maxVersions: number,
+  ): Promise<DropRecord | 'not_found' | 'version_limit'>;
+  /** Changes title, description and/or metadata; bumps updated_at. Undefined when the drop is gone. */
+  updateDrop(slug: string, changes: DropChanges, now: number): Promise<DropRecord | undefined>;
+  /** Sets (hash) or removes (null) the passcode, bumps the passcode generation and updated_at. */
+  setPasscode(slug: string, passcodeHash: string | null, now: number): Promise<DropRecord | undefined>;
+  /** The stored passcode hash of a drop, or null when it has none (undefined when the drop is gone). */
+  findPasscodeHash(slug: string): Promise<string | null | undefined>;
+  /** Deletes a drop, its versions and frees a slot in the account's quota. False when it did not exist. */
+  deleteDrop(slug: string): Promise<boolean>;
+
+  /** Versions of a drop, newest first. Never reads HTML. */
+  listVersions(slug: string): Promise<VersionInfo[]>;
+  getVersion(slug: string, version: number): Promise<VersionRecord | undefined>;
+  /** HTML of one version, or of the latest when `version` is undefined. */
+  getVersionContent(slug: string, version: number | undefined): Promise<VersionContent | undefined>;
+  /**
+   * Deletes one version atomically with the rule that a drop keeps at least one version; latest_version becomes
+   * the highest remaining number.
+   */
+  deleteVersion(
+    slug: string,
+    version: number,
+    now: number,
+  ): Promise<DropRecord | 'not_found' | 'version_not_found' | 'last_version'>;
+
+  /**
+   * Counts one hit in each window, atomically: either every window is below its limit and all are incremented,
+   * or nothing changes and the index of the first full window is returned.
+   */
+  hitRateWindows(windows: readonly RateWindow[]): Promise<{ exceeded: number | undefined }>;
+  /** Adds view counts in one batch. */
+  addViews(counts: ReadonlyMap<string, number>): Promise<void>;
+  /** Removes expired rate-window counters. */
+  purgeExpired(now: number): Promise<void>;
+}

@@ -1,0 +1,446 @@
+/** Bad input: every documented 4xx code, the nested error shape, and nothing changed in storage. */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createHarness, type Harness, page } from './helpers.js';
+
+let h: Harness;
+let token: string;
+let slug: string;
+let snapshot: unknown;
+
+beforeAll(async () => {
+  h = await createHarness({ limits: { maxWritesPerMinute: 10_000, maxWritesPerDay: 10_000 } });
+  token = await h.token('errors');
+  slug = (await h.call('POST', '/api/drops', { token, body: { title: 't', html: page(), metadata: { a: 'b' } } })).json
+    .slug;
+  snapshot = await state();
+});
+afterAll(() => h.close());
+
+/** Everything the account can see, to prove a refused request changed nothing. */
+async function state() {
+  const list = await h.call('GET', '/api/drops', { token });
+  const versions = await h.call('GET', `/api/drops/${slug}/versions`, { token });
+  return { list: list.json, versions: versions.json };
+}
+
+const big = (bytes: number) => 'x'.repeat(bytes);
+
+interface Case {
+  name: string;
+  method: string;
+  url: () => string;
+  body?: unknown;
+  rawBody?: string;
+  status: number;
+  code: string;
+  details?: Record<string, unknown>;
+}
+
+const CASES: Case[] = [
+  {
+    name: 'malformed JSON',
+    method: 'POST',
+    url: () => '/api/drops',
+    rawBody: '{"title": "t",',
+    status: 400,
+    code: 'invalid_json',
+  },
+  {
+    name: 'a JSON array body',
+    method: 'POST',
+    url: () => '/api/drops',
+    body: [1, 2],
+    status: 400,
+    code: 'invalid_json',
+  },
+  {
+    name: 'a JSON string body',
+    method: 'POST',
+    url: () => '/api/drops',
+    body: 'hello',
+    status: 400,
+    code: 'invalid_json',
+  },
+  { name: 'an empty body', method: 'POST', url: () => '/api/drops', rawBody: '', status: 400, code: 'invalid_json' },
+  {
+    name: 'a __proto__ key',
+    method: 'POST',
+    url: () => '/api/drops',
+    rawBody: '{"title":"t","html":"x","__proto__":{"a":1}}',
+    status: 400,
+    code: 'invalid_json',
+  },
+  {
+    name: 'missing title',
+    method: 'POST',
+    url: () => '/api/drops',
+    body: { html: page() },
+    status: 400,
+    code: 'title_required',
+  },
+  {
+    name: 'empty title',
+    method: 'POST',
+    url: () => '/api/drops',
+    body: { title: '', html: page() },
+    status: 400,
+    code: 'title_required',
+  },
+  {
+    name: 'missing html',
+    method: 'POST',
+    url: () => '/api/drops',
+    body: { title: 't' },
+    status: 400,
+    code: 'html_required',
+  },
+  {
+    name: 'html missing on PUT',
+    method: 'PUT',
+    url: () => `/api/drops/${slug}`,
+    body: { title: 't' },
+    status: 400,
+    code: 'html_required',
+  },
+  {
+    name: 'a title of 201 characters',
+    method: 'POST',
+    url: () => '/api/drops',
+    body: { title: 'é'.repeat(201), html: page() },
+    status: 400,
+    code: 'title_too_long',
+  },
+  {
+    name: 'a description of 501 characters',
+    method: 'POST',
+    url: () => '/api/drops',
+    body: { title: 't', description: big(501), html: page() },
+    status: 400,
+    code: 'description_too_long',
+  },
+  {
+    name: 'a long description on PATCH',
+    method: 'PATCH',
+    url: () => `/api/drops/${slug}`,
+    body: { description: big(501) },
+    status: 400,
+    code: 'description_too_long',
+  },
+  {
+    name: 'html of 2097153 bytes',
+    method: 'POST',
+    url: () => '/api/drops',
+    body: { title: 't', html: big(2_097_153) },
+    status: 400,
+    code: 'html_too_large',
+    details: { max_bytes: 2_097_152 },
+  },
+  {
+    name: 'html of 2097153 bytes on PUT',
+    method: 'PUT',
+    url: () => `/api/drops/${slug}`,
+    body: { html: big(2_097_153) },
+    status: 400,
+    code: 'html_too_large',
+    details: { max_bytes: 2_097_152 },
+  },
+  {
+    name: 'context of 65537 bytes',
+    method: 'POST',
+    url: () => '/api/drops',
+    body: { title: 't', html: page(), context: big(65_537) },
+    status: 400,
+    code: 'context_too_large',
+  },
+  {
+    name: 'a 3-character passcode on create',
+    method: 'POST',
+    url: () => '/api/drops',
+    body: { title: 't', html: page(), passcode: 'abc' },
+    status: 400,
+    code: 'passcode_too_short',
+  },
+  {
+    name: 'a missing passcode',
+    method: 'POST',
+    url: () => `/api/drops/${slug}/passcode`,
+    body: {},
+    status: 400,
+    code: 'passcode_required',
+  },
+  {
+    name: 'a 3-character passcode',
+    method: 'POST',
+    url: () => `/api/drops/${slug}/passcode`,
+    body: { passcode: 'abc' },
+    status: 400,
+    code: 'passcode_too_short',
+  },
+  {
+    name: 'a number passcode',
+    method: 'POST',
+    url: () => `/api/drops/${slug}/passcode`,
+    body: { passcode: 1234 },
+    status: 400,
+    code: 'invalid_arg',
+  },
+  {
+    name: 'html on PATCH',
+    method: 'PATCH',
+    url: () => `/api/drops/${slug}`,
+    body: { html: page() },
+    status: 400,
+    code: 'metadata_only_on_patch',
+  },
+  {
+    name: 'a number title (no coercion)',
+    method: 'POST',
+    url: () => '/api/drops',
+    body: { title: 5, html: page() },
+    status: 400,
+    code: 'invalid_arg',
+    details: { field: 'title' },
+  },
+  {
+    name: 'an object html',
+    method: 'POST',
+    url: () => '/api/drops',
+    body: { title: 't', html: { a: 1 } },
+    status: 400,
+    code: 'invalid_arg',
+    details: { field: 'html' },
+  },
+  {
+    name: 'metadata with 11 keys',
+    method: 'POST',
+    url: () => '/api/drops',
+    body: {
+      title: 't',
+      html: page(),
+      metadata: Object.fromEntries(Array.from({ length: 11 }, (_, i) => [`k${i}`, 'v'])),
+    },
+    status: 400,
+    code: 'invalid_arg',
+    details: { field: 'metadata' },
+  },
+  {
+    name: 'a metadata key with a space',
+    method: 'POST',
+    url: () => '/api/drops',
+    body: { title: 't', html: page(), metadata: { 'bad key': 'v' } },
+    status: 400,
+    code: 'invalid_arg',
+    details: { field: 'metadata', key: 'bad key' },
+  },
+  {
+    name: 'a metadata key with a leading dot',
+    method: 'PATCH',
+    url: () => `/api/drops/${slug}`,
+    body: { metadata: { '.x': 'v' } },
+    status: 400,
+    code: 'invalid_arg',
+    details: { field: 'metadata', key: '.x' },
+  },
+  {
+    name: 'a metadata key with a trailing hyphen',
+    method: 'PUT',
+    url: () => `/api/drops/${slug}`,
+    body: { html: page(), metadata: { 'x-': 'v' } },
+    status: 400,
+    code: 'invalid_arg',
+  },
+  {
+    name: 'a metadata key of 65 characters',
+    method: 'PATCH',
+    url: () => `/api/drops/${slug}`,
+    body: { metadata: { [big(65)]: 'v' } },
+    status: 400,
+    code: 'invalid_arg',
+  },
+  {
+    name: 'a metadata value of 257 characters',
+    method: 'PATCH',
+    url: () => `/api/drops/${slug}`,
+    body: { metadata: { k: big(257) } },
+    status: 400,
+    code: 'invalid_arg',
+    details: { field: 'metadata', key: 'k' },
+  },
+  {
+    name: 'a number metadata value',
+    method: 'PATCH',
+    url: () => `/api/drops/${slug}`,
+    body: { metadata: { k: 1 } },
+    status: 400,
+    code: 'invalid_arg',
+  },
+  {
+    name: 'a metadata array',
+    method: 'PATCH',
+    url: () => `/api/drops/${slug}`,
+    body: { metadata: ['a'] },
+    status: 400,
+    code: 'invalid_arg',
+  },
+  {
+    name: 'page=0',
+    method: 'GET',
+    url: () => '/api/drops?page=0',
+    status: 400,
+    code: 'invalid_arg',
+    details: { field: 'page' },
+  },
+  { name: 'page=-1', method: 'GET', url: () => '/api/drops?page=-1', status: 400, code: 'invalid_arg' },
+  {
+    name: 'a huge page',
+    method: 'GET',
+    url: () => '/api/drops?page=99999999999999999999',
+    status: 400,
+    code: 'invalid_arg',
+  },
+  { name: 'page=abc', method: 'GET', url: () => '/api/drops?page=abc', status: 400, code: 'invalid_arg' },
+  {
+    name: 'pageSize=201',
+    method: 'GET',
+    url: () => '/api/drops?pageSize=201',
+    status: 400,
+    code: 'invalid_arg',
+    details: { field: 'pageSize' },
+  },
+  { name: 'pageSize=0', method: 'GET', url: () => '/api/drops?pageSize=0', status: 400, code: 'invalid_arg' },
+  {
+    name: 'an unknown sortBy',
+    method: 'GET',
+    url: () => '/api/drops?sortBy=title',
+    status: 400,
+    code: 'invalid_arg',
+    details: { field: 'sortBy' },
+  },
+  {
+    name: 'an unknown sortOrder',
+    method: 'GET',
+    url: () => '/api/drops?sortOrder=up',
+    status: 400,
+    code: 'invalid_arg',
+    details: { field: 'sortOrder' },
+  },
+  {
+    name: 'a bad metadata filter key',
+    method: 'GET',
+    url: () => '/api/drops?metadata.b%20d=x',
+    status: 400,
+    code: 'invalid_arg',
+  },
+  {
+    name: 'a repeated metadata filter',
+    method: 'GET',
+    url: () => '/api/drops?metadata.a=x&metadata.a=y',
+    status: 400,
+    code: 'invalid_arg',
+  },
+  { name: 'a slug with ..%2f', method: 'GET', url: () => '/api/drops/..%2fetc', status: 400, code: 'invalid_slug' },
+  {
+    name: 'a unicode slug',
+    method: 'GET',
+    url: () => `/api/drops/${encodeURIComponent('ünï')}`,
+    status: 400,
+    code: 'invalid_slug',
+  },
+  {
+    name: 'a 65-character slug',
+    method: 'PUT',
+    url: () => `/api/drops/${big(65)}`,
+    body: { html: page() },
+    status: 400,
+    code: 'invalid_slug',
+  },
+  { name: 'a slug with a dot', method: 'DELETE', url: () => '/api/drops/a.b', status: 400, code: 'invalid_slug' },
+  { name: 'an unknown slug', method: 'GET', url: () => '/api/drops/NoSuchDrop', status: 404, code: 'not_found' },
+  {
+    name: 'an unknown slug on PUT',
+    method: 'PUT',
+    url: () => '/api/drops/NoSuchDrop',
+    body: { html: page() },
+    status: 404,
+    code: 'not_found',
+  },
+  {
+    name: 'versions of an unknown slug',
+    method: 'GET',
+    url: () => '/api/drops/NoSuchDrop/versions',
+    status: 404,
+    code: 'not_found',
+  },
+  {
+    name: 'a version of an unknown slug',
+    method: 'GET',
+    url: () => '/api/drops/NoSuchDrop/v/1',
+    status: 404,
+    code: 'not_found',
+  },
+  { name: 'version 0', method: 'GET', url: () => `/api/drops/${slug}/v/0`, status: 400, code: 'invalid_arg' },
+  { name: 'version abc', method: 'GET', url: () => `/api/drops/${slug}/v/abc`, status: 400, code: 'invalid_arg' },
+  {
+    name: 'an unknown version',
+    method: 'GET',
+    url: () => `/api/drops/${slug}/v/42`,
+    status: 404,
+    code: 'version_not_found',
+  },
+  { name: 'an unknown route', method: 'GET', url: () => '/api/nothing', status: 404, code: 'not_found' },
+];
+
+describe('bad input', () => {
+  for (const c of CASES) {
+    it(`${c.method} with ${c.name} answers ${c.status} ${c.code} and changes nothing`, async () => {
+      const reply = await h.call(c.method, c.url(), {
+        token,
+        ...(c.body === undefined ? {} : { body: c.body }),
+        ...(c.rawBody === undefined ? {} : { rawBody: c.rawBody, headers: { 'content-type': 'application/json' } }),
+      });
+      expect(reply.status, reply.text.slice(0, 300)).toBe(c.status);
+      expect(reply.headers['content-type']).toMatch(/^application\/json/);
+      expect(reply.json.error).toEqual({
+        code: c.code,
+        message: expect.any(String),
+        ...(reply.json.error.details === undefined ? {} : { details: expect.any(Object) }),
+      });
+      if (c.details !== undefined) expect(reply.json.error.details).toMatchObject(c.details);
+      expect(await state()).toEqual(snapshot);
+    });
+  }
+
+  it('html_too_large states the limit in its message', async () => {
+    const reply = await h.call('POST', '/api/drops', { token, body: { title: 't', html: big(2_097_153) } });
+    expect(reply.json.error.message).toContain('2097152');
+  });
+});
+
+describe('transport limits', () => {
+  it('refuses a 50 MB upload early with 413 html_too_large, without buffering it', async () => {
+    const reply = await h.app.inject({
+      method: 'POST',
+      url: '/api/drops',
+      headers: {
+        authorization: `Bearer ${token}`,
+        'content-type': 'application/json',
+        'content-length': String(50 * 1_048_576),
+      },
+      payload: '{"title":"t","html":"',
+    });
+    expect(reply.statusCode).toBe(413);
+    expect(reply.json().error).toMatchObject({ code: 'html_too_large', details: { max_bytes: 2_097_152 } });
+    expect(await state()).toEqual(snapshot);
+  });
+
+  it('answers 500 internal without a stack trace or SQL', async () => {
+    const broken = await createHarness();
+    const t = await broken.token('x');
+    await broken.store.close();
+    const reply = await broken.call('GET', '/api/drops', { token: t });
+    expect(reply.status).toBeGreaterThanOrEqual(500);
+    expect(reply.json.error.code).toBe('internal');
+    expect(reply.text).not.toMatch(/at |SELECT|sqlite|\.ts/i);
+    await broken.app.close();
+  });
+});
