@@ -29,6 +29,9 @@ export interface Limits {
   readonly maxPageSize: number;
   /** Transport cap on a request body: well above maxHtmlBytes after JSON escaping (DECISIONS: 413). */
   readonly maxBodyBytes: number;
+  /** Wrong passcodes per drop and client address per window (DECISIONS: 10 per 15 minutes). */
+  readonly maxPasscodeAttempts: number;
+  readonly passcodeWindowMs: number;
 }
 
 export interface Config {
@@ -42,8 +45,14 @@ export interface Config {
   readonly authProvider: AuthProviderName;
   readonly allowLocalAuth: boolean;
   readonly limits: Limits;
-  /** How often coalesced token last_used_at values are written, in milliseconds. */
+  /** How often coalesced token last_used_at values and view counts are written, in milliseconds (at most 5000). */
   readonly flushIntervalMs: number;
+  /** How long a passcode capability (cookie and iframe token) stays valid, in milliseconds. */
+  readonly capabilityTtlMs: number;
+  /** Memory for ready-to-send raw documents (all encodings), in bytes. */
+  readonly rawCacheBytes: number;
+  /** Trust X-Forwarded-For from this many proxy hops / these addresses (Fastify trustProxy); false when unset. */
+  readonly trustProxy: boolean | string;
   readonly logLevel: string;
 }
 
@@ -63,6 +72,8 @@ export const DEFAULT_LIMITS: Limits = Object.freeze({
   defaultPageSize: 50,
   maxPageSize: 200,
   maxBodyBytes: 16 * 1_048_576,
+  maxPasscodeAttempts: 10,
+  passcodeWindowMs: 15 * 60_000,
 });
 
 export class ConfigError extends Error {
@@ -97,6 +108,14 @@ function readBaseUrl(env: Env, port: number): string {
     throw new ConfigError(`HTMLDROP_BASE_URL must use http or https, got "${raw}"`);
   }
   return `${parsed.origin}${parsed.pathname}`.replace(/\/+$/, '');
+}
+
+/** HTMLDROP_TRUST_PROXY: unset/0 = no proxy; 1/true = trust all hops; otherwise a comma-separated address list. */
+function readTrustProxy(env: Env): boolean | string {
+  const raw = env.HTMLDROP_TRUST_PROXY?.trim();
+  if (raw === undefined || raw === '' || raw === '0' || raw.toLowerCase() === 'false') return false;
+  if (raw === '1' || raw.toLowerCase() === 'true') return true;
+  return raw;
 }
 
 /** True for addresses only this machine can reach. */
@@ -135,6 +154,9 @@ export function loadConfig(env: Env = process.env): Config {
     allowLocalAuth: readFlag(env, 'HTMLDROP_ALLOW_LOCAL_AUTH'),
     limits,
     flushIntervalMs: readInt(env, 'HTMLDROP_FLUSH_INTERVAL_MS', 5_000, 10),
+    capabilityTtlMs: readInt(env, 'HTMLDROP_CAPABILITY_TTL_SECONDS', 12 * 3600, 60) * 1000,
+    rawCacheBytes: readInt(env, 'HTMLDROP_RAW_CACHE_MB', 256, 1, 65_536) * 1_048_576,
+    trustProxy: readTrustProxy(env),
     logLevel: env.HTMLDROP_LOG_LEVEL?.trim() || 'info',
   });
 }

@@ -22,7 +22,10 @@ describe('GET /api/onboard', () => {
     const reply = await h.call('GET', '/api/onboard', { headers: { accept: 'application/json' } });
     expect(reply.status).toBe(200);
     expect(reply.headers['content-type']).toMatch(/^application\/json/);
-    expect(reply.json).toEqual({ instructions: expect.stringContaining('# htmldrop'), public_url: 'http://drops.test' });
+    expect(reply.json).toEqual({
+      instructions: expect.stringContaining('# htmldrop'),
+      public_url: 'http://drops.test',
+    });
   });
 });
 
@@ -48,7 +51,14 @@ describe('GET /openapi.json', () => {
     const doc = reply.json;
     expect(doc.openapi).toBe('3.1.0');
     expect(doc.info.version).toBe('1.0.0');
-    for (const path of ['/api/drops', '/api/drops/{slug}', '/api/drops/{slug}/v/{n}', '/api/me', '/api/tokens/{id}', '/api/onboard']) {
+    for (const path of [
+      '/api/drops',
+      '/api/drops/{slug}',
+      '/api/drops/{slug}/v/{n}',
+      '/api/me',
+      '/api/tokens/{id}',
+      '/api/onboard',
+    ]) {
       expect(Object.keys(doc.paths)).toContain(path);
     }
     const create = doc.paths['/api/drops'].post;

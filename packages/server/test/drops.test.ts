@@ -213,7 +213,7 @@ describe('passcode', () => {
 
   it('stores only a scrypt hash', async () => {
     const drop = await create({ passcode: 'plaintext-secret' });
-    const stored = await h.store.findPasscodeHash(drop.slug);
+    const stored = (await h.store.findPasscode(drop.slug))?.hash;
     expect(stored).toMatch(/^scrypt\$/);
     expect(stored).not.toContain('plaintext-secret');
   });

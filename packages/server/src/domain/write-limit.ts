@@ -4,25 +4,15 @@
  */
 import type { Limits } from '../config.js';
 import { ApiError } from '../errors.js';
-import type { RateWindow } from '../storage/store.js';
 import type { Clock } from './clock.js';
+import { type RateCounter, secondsUntil, windowOf } from './rate-counter.js';
 
 const MINUTE_MS = 60_000;
 const DAY_MS = 86_400_000;
 
-export interface RateCounter {
-  /** See Store.hitRateWindows: all-or-nothing increments; index of the first full window. */
-  hitRateWindows(windows: readonly RateWindow[]): Promise<{ exceeded: number | undefined }>;
-}
-
 export interface WriteLimiter {
   /** Counts one write for the account, or throws 429 rate_limited / daily_quota_exceeded. */
   consume(accountId: string): Promise<void>;
-}
-
-function windowOf(now: number, size: number): { start: number; end: number } {
-  const start = Math.floor(now / size) * size;
-  return { start, end: start + size };
 }
 
 export function createWriteLimiter(counter: RateCounter, clock: Clock, limits: Limits): WriteLimiter {
@@ -38,7 +28,7 @@ export function createWriteLimiter(counter: RateCounter, clock: Clock, limits: L
       if (exceeded === undefined) return;
       const perMinute = exceeded === 0;
       const end = perMinute ? minute.end : day.end;
-      const retryAfterSeconds = Math.max(1, Math.ceil((end - now) / 1000));
+      const retryAfterSeconds = secondsUntil(end, now);
       throw new ApiError(perMinute ? 'rate_limited' : 'daily_quota_exceeded', {
         message: perMinute
           ? `More than ${limits.maxWritesPerMinute} writes this minute; retry in ${retryAfterSeconds} s.`

@@ -2,6 +2,7 @@
  * Builds the Fastify app from its dependencies. No globals: tests build as many apps as they like.
  * Order of a request: onRequest (owner auth, then the write limit) -> body parsing -> schema validation -> handler.
  */
+import { randomBytes } from 'node:crypto';
 import swagger from '@fastify/swagger';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, {
@@ -17,9 +18,11 @@ import Fastify, {
 import secureJson from 'secure-json-parse';
 import type { Config } from '../config.js';
 import { authenticate, type Caller, createTokenUseRecorder, type TokenUseRecorder } from '../domain/accounts.js';
+import { type Capabilities, createCapabilities } from '../domain/capability.js';
 import { type Clock, systemClock } from '../domain/clock.js';
 import type { DropChangeListener, DropDeps } from '../domain/drops.js';
 import type { RandomInt } from '../domain/ids.js';
+import { createViewCounter, type UnlockDeps, type ViewCounter } from '../domain/viewing.js';
 import { createWriteLimiter, type WriteLimiter } from '../domain/write-limit.js';
 import { ApiError, isApiError } from '../errors.js';
 import { createRawCache, type RawCache } from '../serve/raw-cache.js';
@@ -62,13 +65,23 @@ export interface RouteContext {
   readonly drops: DropDeps;
   readonly tokenUses: TokenUseRecorder;
   readonly rawCache: RawCache;
+  readonly capabilities: Capabilities;
+  readonly views: ViewCounter;
+  readonly unlock: UnlockDeps;
   /** The authenticated caller of an owner route. */
   callerOf(request: { caller: Caller | null }): Caller;
 }
 
 export type App = FastifyInstance & {
   readonly ownerRoutes: ReadonlyArray<{ method: string; url: string }>;
-  readonly services: { readonly tokenUses: TokenUseRecorder; readonly writeLimiter: WriteLimiter };
+  readonly services: {
+    readonly tokenUses: TokenUseRecorder;
+    readonly writeLimiter: WriteLimiter;
+    readonly views: ViewCounter;
+    readonly rawCache: RawCache;
+    /** Writes every coalesced counter now (token last use, view counts). */
+    flush(): Promise<void>;
+  };
 };
 
 function parseJsonBody(body: string): unknown {
@@ -110,7 +123,18 @@ export async function buildApp(options: AppOptions): Promise<App> {
   const schemas = createSchemas(config.limits);
   const tokenUses = createTokenUseRecorder(store);
   const writeLimiter = createWriteLimiter(store, clock, config.limits);
-  const rawCache = createRawCache();
+  const rawCache = createRawCache({ maxBytes: config.rawCacheBytes });
+  const views = createViewCounter(store);
+  // One signing key for every instance sharing the database: the first instance to start stores it.
+  const capabilityKey = await store.ensureSetting('capability_key', randomBytes(32).toString('base64url'));
+  const capabilities = createCapabilities(Buffer.from(capabilityKey, 'base64url'), clock, config.capabilityTtlMs);
+  const unlock: UnlockDeps = {
+    store,
+    counter: store,
+    clock,
+    capabilities,
+    policy: { maxAttempts: config.limits.maxPasscodeAttempts, windowMs: config.limits.passcodeWindowMs },
+  };
   const listener: DropChangeListener = { dropChanged: (slug) => rawCache.invalidate(slug) };
   const drops: DropDeps = {
     store,
@@ -127,6 +151,7 @@ export async function buildApp(options: AppOptions): Promise<App> {
     // Per-request info logs cost throughput on the raw path; errors are logged by the error handler.
     logController: new LogController({ disableRequestLogging: true }),
     requestIdHeader: false,
+    trustProxy: config.trustProxy,
     return503OnClosing: true,
     forceCloseConnections: 'idle',
   }).withTypeProvider<TypeBoxTypeProvider>();
@@ -144,7 +169,10 @@ export async function buildApp(options: AppOptions): Promise<App> {
 
   const ownerRoutes: Array<{ method: string; url: string }> = [];
   app.decorate('ownerRoutes', ownerRoutes);
-  app.decorate('services', { tokenUses, writeLimiter });
+  const flushAll = async () => {
+    await Promise.all([tokenUses.flush(), views.flush()]);
+  };
+  app.decorate('services', { tokenUses, writeLimiter, views, rawCache, flush: flushAll });
   app.decorateRequest('caller', null);
   app.addHook('onRoute', (route) => {
     if (route.config?.auth !== 'owner') return;
@@ -200,6 +228,9 @@ export async function buildApp(options: AppOptions): Promise<App> {
     drops,
     tokenUses,
     rawCache,
+    capabilities,
+    views,
+    unlock,
     callerOf(request) {
       if (request.caller === null) throw new ApiError('unauthorized');
       return request.caller;
@@ -211,9 +242,9 @@ export async function buildApp(options: AppOptions): Promise<App> {
   registerDiscoveryRoutes(app, context);
   registerPublicRoutes(app, context);
 
-  // Coalesced background writes (token last use): periodic, and once more on close.
+  // Coalesced background writes (token last use, view counts): periodic, and once more on close.
   let flushTimer: NodeJS.Timeout | undefined;
-  const flush = () => tokenUses.flush().catch((error: unknown) => app.log.error({ err: error }, 'flush failed'));
+  const flush = () => flushAll().catch((error: unknown) => app.log.error({ err: error }, 'flush failed'));
   app.addHook('onReady', async () => {
     flushTimer = setInterval(flush, config.flushIntervalMs);
     flushTimer.unref();

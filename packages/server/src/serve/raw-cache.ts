@@ -4,7 +4,15 @@
  * A per-slug generation guards against a slow loader putting back a document that was invalidated meanwhile.
  */
 
-/** The bytes and headers of one served version. */
+/** One encoding of a served version. */
+export interface RawVariant {
+  readonly body: Buffer;
+  readonly etag: string;
+  readonly encoding: 'gzip' | 'br' | undefined;
+  readonly contentLength: string;
+}
+
+/** The bytes of one served version, in every encoding, with what gating needs. */
 export interface RawEntry {
   readonly slug: string;
   readonly version: number;
@@ -12,8 +20,11 @@ export interface RawEntry {
   readonly locked: boolean;
   readonly passcodeGeneration: number;
   /** The stored HTML with the spec 4.6 additions, UTF-8. */
-  readonly body: Buffer;
-  readonly etag: string;
+  readonly identity: RawVariant;
+  readonly gzip: RawVariant | undefined;
+  readonly brotli: RawVariant | undefined;
+  /** Memory held by all variants. */
+  readonly bytes: number;
 }
 
 export interface RawCache {
@@ -47,7 +58,7 @@ export function createRawCache(options: RawCacheOptions = {}): RawCache {
     const entry = entries.get(key);
     if (entry === undefined) return;
     entries.delete(key);
-    bytes -= entry.body.length;
+    bytes -= entry.bytes;
     const keys = keysBySlug.get(entry.slug);
     keys?.delete(key);
     if (keys?.size === 0) keysBySlug.delete(entry.slug);
@@ -66,11 +77,11 @@ export function createRawCache(options: RawCacheOptions = {}): RawCache {
     },
     generation: (slug) => generations.get(slug) ?? 0,
     set(entry, requested, generation) {
-      if ((generations.get(entry.slug) ?? 0) !== generation || entry.body.length > maxBytes) return;
+      if ((generations.get(entry.slug) ?? 0) !== generation || entry.bytes > maxBytes) return;
       const key = keyOf(entry.slug, requested);
       remove(key);
       entries.set(key, entry);
-      bytes += entry.body.length;
+      bytes += entry.bytes;
       const keys = keysBySlug.get(entry.slug) ?? new Set<string>();
       keysBySlug.set(entry.slug, keys);
       keys.add(key);

@@ -353,9 +353,13 @@ export function createKyselyStore(dialect: Dialect): Store {
       return row === undefined ? undefined : toDrop(row);
     },
 
-    async findPasscodeHash(slug) {
-      const row = await db.selectFrom('drops').select('passcode_hash').where('slug', '=', slug).executeTakeFirst();
-      return row?.passcode_hash;
+    async findPasscode(slug) {
+      const row = await db
+        .selectFrom('drops')
+        .select(['passcode_hash', 'passcode_generation'])
+        .where('slug', '=', slug)
+        .executeTakeFirst();
+      return row === undefined ? undefined : { hash: row.passcode_hash, generation: Number(row.passcode_generation) };
     },
 
     deleteDrop(slug) {
@@ -481,6 +485,25 @@ export function createKyselyStore(dialect: Dialect): Store {
         }
         return { exceeded: undefined };
       });
+    },
+
+    async releaseRateWindow(key) {
+      await db
+        .updateTable('rate_windows')
+        .set((eb) => ({ count: eb('count', '-', 1) }))
+        .where('key', '=', key)
+        .where('count', '>', 0)
+        .execute();
+    },
+
+    async ensureSetting(key, proposed) {
+      await db
+        .insertInto('settings')
+        .values({ key, value: proposed })
+        .onConflict((oc) => oc.column('key').doNothing())
+        .execute();
+      const row = await db.selectFrom('settings').select('value').where('key', '=', key).executeTakeFirstOrThrow();
+      return row.value;
     },
 
     async addViews(counts) {

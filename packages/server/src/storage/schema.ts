@@ -53,7 +53,13 @@ export interface RateWindowsTable {
   ends_at: number;
 }
 
+export interface SettingsTable {
+  key: string;
+  value: string;
+}
+
 export interface Database {
+  settings: SettingsTable;
   accounts: AccountsTable;
   tokens: TokensTable;
   drops: DropsTable;

@@ -109,8 +109,11 @@ export interface Store {
   updateDrop(slug: string, changes: DropChanges, now: number): Promise<DropRecord | undefined>;
   /** Sets (hash) or removes (null) the passcode, bumps the passcode generation and updated_at. */
   setPasscode(slug: string, passcodeHash: string | null, now: number): Promise<DropRecord | undefined>;
-  /** The stored passcode hash of a drop, or null when it has none (undefined when the drop is gone). */
-  findPasscodeHash(slug: string): Promise<string | null | undefined>;
+  /**
+   * The stored passcode hash of a drop (null when it has none) with its generation, read together;
+   * undefined when the drop is gone.
+   */
+  findPasscode(slug: string): Promise<{ hash: string | null; generation: number } | undefined>;
   /** Deletes a drop, its versions and frees a slot in the account's quota. False when it did not exist. */
   deleteDrop(slug: string): Promise<boolean>;
 
@@ -134,6 +137,13 @@ export interface Store {
    * or nothing changes and the index of the first full window is returned.
    */
   hitRateWindows(windows: readonly RateWindow[]): Promise<{ exceeded: number | undefined }>;
+  /** Gives back one hit of a window (e.g. a passcode attempt that turned out right). Never below zero. */
+  releaseRateWindow(key: string): Promise<void>;
+  /**
+   * The value of a service-wide setting, storing `proposed` first when it has none. Every instance and every
+   * concurrent caller gets the same value (the first one stored wins).
+   */
+  ensureSetting(key: string, proposed: string): Promise<string>;
   /** Adds view counts in one batch. */
   addViews(counts: ReadonlyMap<string, number>): Promise<void>;
   /** Removes expired rate-window counters. */

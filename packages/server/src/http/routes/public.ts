@@ -1,34 +1,70 @@
-/** Public serving under /p/ (spec 4.6). No authentication; HTML error pages, never JSON. */
-import type { FastifyReply } from 'fastify';
+/**
+ * Public serving under /p/ (spec 4.6, DECISIONS "Public serving"): the viewer, the passcode gate and the raw
+ * document. No API token needed; error answers are small HTML pages, never JSON. Untrusted HTML only ever runs in
+ * a sandbox (iframe sandbox attribute and a sandbox CSP on the raw response), never with this origin's privileges.
+ */
+import { randomBytes } from 'node:crypto';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { authenticate } from '../../domain/accounts.js';
 import { isValidSlug } from '../../domain/ids.js';
-import { buildRawEntry, RAW_SECURITY_HEADERS } from '../../serve/raw.js';
+import { unlockDrop } from '../../domain/viewing.js';
+import { buildRawEntry, CACHE_LATEST, CACHE_PINNED, CACHE_PRIVATE, rawResponse } from '../../serve/raw.js';
 import type { RawEntry } from '../../serve/raw-cache.js';
 import type { RouteContext, TypedApp } from '../app.js';
 import { escapeHtml, NOT_FOUND_PAGE, simplePage } from '../pages/layout.js';
+import { renderGate, renderViewer } from '../pages/viewer.js';
 
-/** Short shared caching for the latest version; `?v=<n>` never changes, so it is immutable. */
-const CACHE_LATEST = 'public, max-age=60, s-maxage=60';
-const CACHE_PINNED = 'public, max-age=31536000, immutable';
-const CACHE_PRIVATE = 'private, no-store';
+export const CAPABILITY_COOKIE = 'hd_cap';
+export const CAPABILITY_PARAM = 'cap';
 
 export function sendPage(reply: FastifyReply, status: number, html: string, cacheControl = 'no-store'): FastifyReply {
   return reply
     .code(status)
     .header('content-type', 'text/html; charset=utf-8')
     .header('x-content-type-options', 'nosniff')
+    .header('referrer-policy', 'no-referrer')
     .header('cache-control', cacheControl)
     .send(html);
 }
 
-/** Parses `?v=<n>`: undefined for absent, null for a malformed value. */
+/** Parses `?v=<n>`: undefined when absent, null when malformed. */
 function requestedVersion(v: unknown): number | undefined | null {
   if (v === undefined) return undefined;
   if (typeof v !== 'string' || !/^[1-9]\d{0,9}$/.test(v)) return null;
   return Number(v);
 }
 
+/** One cookie value from a Cookie header (no dependency for one cookie). */
+function cookieValue(header: string | undefined, name: string): string | undefined {
+  if (header === undefined) return undefined;
+  for (const part of header.split(';')) {
+    const eq = part.indexOf('=');
+    if (eq !== -1 && part.slice(0, eq).trim() === name) return part.slice(eq + 1).trim();
+  }
+  return undefined;
+}
+
+/** The viewer's own CSP: inline styles, nonce'd scripts, frames only from this origin, no external requests. */
+function viewerCsp(nonce: string): string {
+  return [
+    "default-src 'none'",
+    "style-src 'unsafe-inline'",
+    `script-src 'nonce-${nonce}'`,
+    "frame-src 'self'",
+    "img-src 'self' data:",
+    "form-action 'self'",
+    "base-uri 'none'",
+  ].join('; ');
+}
+
+interface Params {
+  readonly slug: string;
+}
+type Query = Record<string, string | string[] | undefined>;
+
 export function registerPublicRoutes(app: TypedApp, ctx: RouteContext): void {
-  const { rawCache, store } = ctx;
+  const { rawCache, store, config, capabilities, views } = ctx;
+  const secureCookie = config.baseUrl.startsWith('https:');
 
   async function loadRaw(slug: string, version: number | undefined): Promise<RawEntry | undefined> {
     const cached = rawCache.get(slug, version);
@@ -38,9 +74,28 @@ export function registerPublicRoutes(app: TypedApp, ctx: RouteContext): void {
     if (drop === undefined) return undefined;
     const content = await store.getVersionContent(slug, version);
     if (content === undefined) return undefined;
-    const entry = buildRawEntry(drop, content);
+    const entry = await buildRawEntry(drop, content);
     rawCache.set(entry, version, generation);
     return entry;
+  }
+
+  /** True when the request carries a valid capability for this drop's current passcode generation. */
+  function hasCapability(request: FastifyRequest, slug: string, generation: number): boolean {
+    const fromQuery = (request.query as Query)[CAPABILITY_PARAM];
+    const token = typeof fromQuery === 'string' ? fromQuery : cookieValue(request.headers.cookie, CAPABILITY_COOKIE);
+    return capabilities.verify(token, slug, generation);
+  }
+
+  /** The owner's bearer token also opens a locked drop's raw document. */
+  async function isOwner(request: FastifyRequest, slug: string): Promise<boolean> {
+    if (request.headers.authorization === undefined) return false;
+    try {
+      const caller = await authenticate(store, ctx.clock, ctx.tokenUses, request.headers.authorization);
+      const drop = await store.findDrop(slug);
+      return drop?.accountId === caller.account.id;
+    } catch {
+      return false;
+    }
   }
 
   app.route({
@@ -48,28 +103,131 @@ export function registerPublicRoutes(app: TypedApp, ctx: RouteContext): void {
     url: '/p/:slug/raw',
     schema: { hide: true },
     handler: async (request, reply) => {
-      const { slug } = request.params as { slug: string };
-      const version = requestedVersion((request.query as Record<string, unknown>).v);
+      const { slug } = request.params as Params;
+      const version = requestedVersion((request.query as Query).v);
       if (!isValidSlug(slug) || version === null) return sendPage(reply, 404, NOT_FOUND_PAGE);
       const entry = await loadRaw(slug, version);
       if (entry === undefined) return sendPage(reply, 404, NOT_FOUND_PAGE);
+      let cacheControl = version === undefined ? CACHE_LATEST : CACHE_PINNED;
       if (entry.locked) {
-        const viewer = `/p/${encodeURIComponent(slug)}`;
-        return sendPage(
-          reply,
-          401,
-          simplePage(
-            'Passcode required',
-            `<p>This drop is protected. <a href="${escapeHtml(viewer)}">Open it in the viewer</a> to enter the passcode.</p>`,
-          ),
-          CACHE_PRIVATE,
-        );
+        cacheControl = CACHE_PRIVATE;
+        if (!hasCapability(request, slug, entry.passcodeGeneration) && !(await isOwner(request, slug))) {
+          const viewer = `/p/${slug}${version === undefined ? '' : `?v=${version}`}`;
+          return sendPage(
+            reply,
+            401,
+            simplePage(
+              'Passcode required',
+              `<p>This drop is protected by a passcode. <a href="${escapeHtml(viewer)}">Open it in the viewer</a> to enter it.</p>`,
+            ),
+            CACHE_PRIVATE,
+          );
+        }
       }
-      reply.headers(RAW_SECURITY_HEADERS);
-      reply.header('etag', entry.etag);
-      reply.header('cache-control', version === undefined ? CACHE_LATEST : CACHE_PINNED);
-      if (request.headers['if-none-match'] === entry.etag) return reply.code(304).send();
-      return reply.code(200).send(entry.body);
+      const response = rawResponse(
+        entry,
+        {
+          method: request.method,
+          acceptEncoding: request.headers['accept-encoding'],
+          ifNoneMatch: request.headers['if-none-match'],
+        },
+        cacheControl,
+      );
+      return reply.code(response.status).headers(response.headers).send(response.body);
     },
+  });
+
+  app.route({
+    method: ['GET', 'HEAD'],
+    url: '/p/:slug',
+    schema: { hide: true },
+    handler: async (request, reply) => {
+      const { slug } = request.params as Params;
+      const requested = requestedVersion((request.query as Query).v);
+      if (!isValidSlug(slug) || requested === null) return sendPage(reply, 404, NOT_FOUND_PAGE);
+      const drop = await store.findDrop(slug);
+      if (drop === undefined) return sendPage(reply, 404, NOT_FOUND_PAGE);
+      const nonce = randomBytes(16).toString('base64');
+      reply.header('content-security-policy', viewerCsp(nonce));
+      const versionQuery = requested === undefined ? '' : `?v=${requested}`;
+      if (drop.locked && !hasCapability(request, slug, drop.passcodeGeneration)) {
+        // No byte of the drop, not even its title, before the passcode.
+        const gate = renderGate({ slug, action: `/p/${slug}/unlock${versionQuery}`, error: null, nonce });
+        return sendPage(reply, 200, gate, CACHE_PRIVATE);
+      }
+      const number = requested ?? drop.latestVersion;
+      const [shown, versions] = await Promise.all([store.getVersion(slug, number), store.listVersions(slug)]);
+      if (shown === undefined) return sendPage(reply, 404, NOT_FOUND_PAGE);
+      let frameSrc = `/p/${slug}/raw?v=${number}`;
+      if (drop.locked) {
+        frameSrc += `&${CAPABILITY_PARAM}=${encodeURIComponent(capabilities.issue(slug, drop.passcodeGeneration).token)}`;
+      }
+      const html = renderViewer({
+        slug,
+        title: drop.title,
+        description: drop.description ?? '',
+        version: number,
+        latestVersion: drop.latestVersion,
+        versions: versions.map((v) => ({ version: v.version, createdAt: v.createdAt })),
+        createdAt: shown.createdAt,
+        context: shown.context,
+        frameSrc,
+        rawUrl: frameSrc,
+        canonicalUrl: `${config.baseUrl}/p/${slug}`,
+        nonce,
+      });
+      if (request.method === 'GET') views.record(slug);
+      // Not cached by shared caches, so every render reaches the view count.
+      return sendPage(reply, 200, html, drop.locked ? CACHE_PRIVATE : 'no-cache');
+    },
+  });
+
+  // The passcode form posts application/x-www-form-urlencoded; this encapsulated context parses it.
+  app.register(async (gate) => {
+    gate.addContentTypeParser(
+      'application/x-www-form-urlencoded',
+      { parseAs: 'string', bodyLimit: 4096 },
+      (_request, body, done) => done(null, Object.fromEntries(new URLSearchParams(body as string))),
+    );
+    gate.post('/p/:slug/unlock', { schema: { hide: true } }, async (request, reply) => {
+      const { slug } = request.params as Params;
+      const requested = requestedVersion((request.query as Query).v);
+      if (!isValidSlug(slug) || requested === null) return sendPage(reply, 404, NOT_FOUND_PAGE);
+      const body = request.body as Record<string, unknown> | undefined;
+      const passcode = typeof body?.passcode === 'string' ? body.passcode : '';
+      const versionQuery = requested === undefined ? '' : `?v=${requested}`;
+      const result = await unlockDrop(ctx.unlock, slug, request.ip, passcode);
+      const nonce = randomBytes(16).toString('base64');
+      reply.header('content-security-policy', viewerCsp(nonce));
+      const action = `/p/${slug}/unlock${versionQuery}`;
+      switch (result.kind) {
+        case 'not_found':
+          return sendPage(reply, 404, NOT_FOUND_PAGE);
+        case 'open':
+          return reply.code(303).header('cache-control', CACHE_PRIVATE).redirect(`/p/${slug}${versionQuery}`, 303);
+        case 'rate_limited':
+          reply.header('retry-after', String(result.retryAfterSeconds));
+          return sendPage(
+            reply,
+            429,
+            renderGate({ slug, action, error: 'rate_limited', retryAfterSeconds: result.retryAfterSeconds, nonce }),
+            CACHE_PRIVATE,
+          );
+        case 'wrong':
+          return sendPage(reply, 401, renderGate({ slug, action, error: 'wrong', nonce }), CACHE_PRIVATE);
+        case 'granted': {
+          const cookie = [
+            `${CAPABILITY_COOKIE}=${result.token}`,
+            `Path=/p/${slug}`,
+            `Max-Age=${Math.floor(capabilities.ttlMs / 1000)}`,
+            'HttpOnly',
+            'SameSite=Lax',
+            ...(secureCookie ? ['Secure'] : []),
+          ].join('; ');
+          reply.header('set-cookie', cookie).header('cache-control', CACHE_PRIVATE);
+          return reply.redirect(`/p/${slug}${versionQuery}`, 303);
+        }
+      }
+    });
   });
 }

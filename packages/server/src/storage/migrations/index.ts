@@ -1,9 +1,11 @@
 import type { Migration, MigrationProvider } from 'kysely';
 import { initial } from './0001-initial.js';
+import { settings } from './0002-settings.js';
 
 /** Ordered migrations. Names sort in application order; never rename or edit a released one. */
 const MIGRATIONS: Record<string, Migration> = {
   '0001-initial': initial,
+  '0002-settings': settings,
 };
 
 export const migrationProvider: MigrationProvider = {

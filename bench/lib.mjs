@@ -1,0 +1,311 @@
+/**
+ * Helpers for bench/raw.mjs: child processes that are always cleaned up, HTTP without compression, wrk runs and
+ * their parsing, statistics.
+ */
+import { spawn, spawnSync } from 'node:child_process';
+import { rmSync } from 'node:fs';
+import http from 'node:http';
+import net from 'node:net';
+
+/** @typedef {import('node:child_process').ChildProcess} ChildProcess */
+
+/**
+ * @typedef {object} Managed
+ * @property {string} name
+ * @property {ChildProcess} child
+ * @property {() => string} output last ~64 KB of stdout + stderr
+ * @property {Promise<{ code: number | null, signal: string | null }>} exited
+ */
+
+/** @type {Set<Managed>} */
+const children = new Set();
+/** @type {Set<string>} */
+const tempDirs = new Set();
+let cleaning = false;
+
+/** @param {ChildProcess} child */
+const running = (child) => child.exitCode === null && child.signalCode === null;
+
+/**
+ * Spawns a child process that `cleanup()` (and process exit, SIGINT, SIGTERM) will stop.
+ * @param {string} name
+ * @param {string} command
+ * @param {string[]} args
+ * @param {import('node:child_process').SpawnOptions} [options]
+ * @returns {Managed}
+ */
+export function spawnManaged(name, command, args, options = {}) {
+  const child = spawn(command, args, { stdio: ['ignore', 'pipe', 'pipe'], ...options });
+  let buffer = '';
+  /** @param {Buffer} chunk */
+  const keep = (chunk) => {
+    buffer += chunk.toString('utf8');
+    if (buffer.length > 65_536) buffer = buffer.slice(-65_536);
+  };
+  child.stdout?.on('data', keep);
+  child.stderr?.on('data', keep);
+  /** @type {Promise<{ code: number | null, signal: string | null }>} */
+  const exited = new Promise((resolve) => {
+    child.once('exit', (code, signal) => resolve({ code, signal }));
+    child.once('error', (error) => {
+      keep(Buffer.from(`spawn error: ${error.message}\n`));
+      resolve({ code: -1, signal: null });
+    });
+  });
+  /** @type {Managed} */
+  const managed = { name, child, output: () => buffer, exited };
+  children.add(managed);
+  exited.then(() => children.delete(managed));
+  return managed;
+}
+
+/**
+ * Stops one child: SIGTERM, then SIGKILL after `graceMs`.
+ * @param {Managed} managed
+ * @param {number} [graceMs]
+ */
+export async function stopManaged(managed, graceMs = 3000) {
+  if (running(managed.child)) {
+    const timer = setTimeout(() => managed.child.kill('SIGKILL'), graceMs);
+    managed.child.kill('SIGTERM');
+    await managed.exited;
+    clearTimeout(timer);
+  }
+  children.delete(managed);
+}
+
+/** @param {string} dir a temporary directory removed by `cleanup()` and on exit */
+export function registerTempDir(dir) {
+  tempDirs.add(dir);
+}
+
+/** Stops every child still running and removes the temporary directories. Safe to call more than once. */
+export async function cleanup() {
+  await Promise.all([...children].map((managed) => stopManaged(managed)));
+  for (const dir of tempDirs) rmSync(dir, { recursive: true, force: true });
+  tempDirs.clear();
+}
+
+/** Installs exit/SIGINT/SIGTERM handlers so children and temp dirs never outlive the benchmark. */
+export function installCleanupHandlers() {
+  process.on('exit', () => {
+    // Last resort, synchronous: SIGTERM (not SIGKILL) so nginx's master still takes its worker down.
+    for (const { child } of children) if (running(child)) child.kill('SIGTERM');
+    for (const dir of tempDirs) rmSync(dir, { recursive: true, force: true });
+  });
+  for (const [signal, code] of /** @type {const} */ ([
+    ['SIGINT', 130],
+    ['SIGTERM', 143],
+  ])) {
+    process.on(signal, () => {
+      if (cleaning) return;
+      cleaning = true;
+      console.error(`\n${signal}: stopping child processes and removing temp dirs`);
+      cleanup().finally(() => process.exit(code));
+    });
+  }
+}
+
+/** @param {number} ms */
+export const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** @returns {Promise<number>} a port that was free a moment ago on 127.0.0.1 */
+export function freePort() {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.unref();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      const port = typeof address === 'object' && address !== null ? address.port : 0;
+      server.close(() => (port > 0 ? resolve(port) : reject(new Error('no free port'))));
+    });
+  });
+}
+
+/**
+ * @typedef {object} HttpResult
+ * @property {number} status
+ * @property {import('node:http').IncomingHttpHeaders} headers
+ * @property {Buffer} body
+ */
+
+/**
+ * A plain GET with no Accept-Encoding, so the body is exactly what wrk receives.
+ * @param {string} url
+ * @param {http.Agent} [agent]
+ * @returns {Promise<HttpResult>}
+ */
+export function httpGet(url, agent) {
+  return new Promise((resolve, reject) => {
+    const req = http.get(url, { agent, timeout: 10_000 }, (res) => {
+      /** @type {Buffer[]} */
+      const chunks = [];
+      res.on('data', (chunk) => chunks.push(chunk));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks) }));
+      res.on('error', reject);
+    });
+    req.on('timeout', () => req.destroy(new Error(`timeout: GET ${url}`)));
+    req.on('error', reject);
+  });
+}
+
+/**
+ * Polls `url` until it answers 200; fails early if the child exits.
+ * @param {string} url
+ * @param {Managed} managed
+ * @param {number} [timeoutMs]
+ */
+export async function waitForHttp(url, managed, timeoutMs = 30_000) {
+  const deadline = Date.now() + timeoutMs;
+  let last = '';
+  while (Date.now() < deadline) {
+    if (!running(managed.child)) {
+      throw new Error(`${managed.name} exited before answering ${url}:\n${managed.output()}`);
+    }
+    try {
+      const res = await httpGet(url);
+      if (res.status === 200) return;
+      last = `status ${res.status}`;
+    } catch (error) {
+      last = error instanceof Error ? error.message : String(error);
+    }
+    await sleep(100);
+  }
+  throw new Error(
+    `${managed.name} did not answer 200 at ${url} within ${timeoutMs} ms (${last}):\n${managed.output()}`,
+  );
+}
+
+/**
+ * Runs `items` through `work` with at most `limit` in flight; results keep the input order.
+ * @template T, R
+ * @param {readonly T[]} items
+ * @param {number} limit
+ * @param {(item: T, index: number) => Promise<R>} work
+ * @returns {Promise<R[]>}
+ */
+export async function mapLimit(items, limit, work) {
+  /** @type {R[]} */
+  const results = new Array(items.length);
+  let next = 0;
+  const worker = async () => {
+    while (next < items.length) {
+      const index = next++;
+      results[index] = await work(/** @type {T} */ (items[index]), index);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+  return results;
+}
+
+/** @param {string} name */
+export function onPath(name) {
+  return spawnSync('sh', ['-c', `command -v ${name}`], { encoding: 'utf8' }).status === 0;
+}
+
+/**
+ * First line a version flag prints (on stdout or stderr), or 'unknown'.
+ * @param {string} command
+ * @param {string} flag
+ */
+export function versionOf(command, flag) {
+  const res = spawnSync(command, [flag], { encoding: 'utf8' });
+  const text = `${res.stdout ?? ''}${res.stderr ?? ''}`.trim();
+  return text.split('\n')[0] || 'unknown';
+}
+
+/**
+ * @typedef {object} WrkResult
+ * @property {number} rps requests/s
+ * @property {number} p50Ms
+ * @property {number} p90Ms
+ * @property {number} p99Ms
+ * @property {number} requests
+ * @property {number} bytesRead
+ * @property {number} non2xx Non-2xx or 3xx responses
+ * @property {number} socketErrors connect + read + write + timeout
+ * @property {string} output wrk's full output
+ */
+
+const TIME_UNITS_MS = /** @type {Record<string, number>} */ ({ us: 0.001, ms: 1, s: 1000, m: 60_000, h: 3_600_000 });
+const BYTE_UNITS = /** @type {Record<string, number>} */ ({
+  B: 1,
+  KB: 1024,
+  MB: 1024 ** 2,
+  GB: 1024 ** 3,
+  TB: 1024 ** 4,
+});
+
+/**
+ * Parses `wrk --latency` output.
+ * @param {string} output
+ * @returns {WrkResult}
+ */
+export function parseWrk(output) {
+  const rps = output.match(/^Requests\/sec:\s+([\d.]+)/m);
+  if (rps?.[1] === undefined) throw new Error(`cannot find Requests/sec in wrk output:\n${output}`);
+  /** @param {string} pct */
+  const latency = (pct) => {
+    const m = output.match(new RegExp(`^\\s+${pct}%\\s+([\\d.]+)(us|ms|s|m|h)\\s*$`, 'm'));
+    if (m?.[1] === undefined || m[2] === undefined)
+      throw new Error(`cannot find ${pct}% latency in wrk output:\n${output}`);
+    return Number(m[1]) * (TIME_UNITS_MS[m[2]] ?? Number.NaN);
+  };
+  const total = output.match(/(\d+) requests in [\d.]+\w+, ([\d.]+)(B|KB|MB|GB|TB) read/);
+  const non2xx = output.match(/Non-2xx or 3xx responses: (\d+)/);
+  const sock = output.match(/Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)/);
+  return {
+    rps: Number(rps[1]),
+    p50Ms: latency('50'),
+    p90Ms: latency('90'),
+    p99Ms: latency('99'),
+    requests: Number(total?.[1] ?? 0),
+    bytesRead: Math.round(Number(total?.[2] ?? 0) * (BYTE_UNITS[total?.[3] ?? 'B'] ?? 1)),
+    non2xx: Number(non2xx?.[1] ?? 0),
+    socketErrors: sock === null ? 0 : sock.slice(1).reduce((sum, n) => sum + Number(n), 0),
+    output,
+  };
+}
+
+/**
+ * Runs wrk once against `url` with the Lua `script` and returns the parsed result.
+ * @param {{ url: string, script: string, threads: number, connections: number, seconds: number }} run
+ * @returns {Promise<WrkResult>}
+ */
+export async function runWrk({ url, script, threads, connections, seconds }) {
+  const args = ['-t', String(threads), '-c', String(connections), '-d', `${seconds}s`, '--latency', '-s', script, url];
+  const managed = spawnManaged('wrk', 'wrk', args);
+  const timer = setTimeout(() => managed.child.kill('SIGKILL'), (seconds + 30) * 1000);
+  const { code, signal } = await managed.exited;
+  clearTimeout(timer);
+  if (code !== 0)
+    throw new Error(`wrk ${args.join(' ')} failed (code ${code}, signal ${signal}):\n${managed.output()}`);
+  return parseWrk(managed.output());
+}
+
+/** @param {readonly number[]} values */
+export function median(values) {
+  const sorted = [...values].sort((a, b) => a - b);
+  if (sorted.length === 0) return Number.NaN;
+  const mid = Math.floor(sorted.length / 2);
+  const hi = sorted[mid] ?? Number.NaN;
+  const lo = sorted[mid - 1] ?? Number.NaN;
+  return sorted.length % 2 === 1 ? hi : (lo + hi) / 2;
+}
+
+/**
+ * Integer from the environment, or `fallback`; exits with a message when malformed.
+ * @param {string} name
+ * @param {number} fallback
+ * @param {number} [min]
+ */
+export function intEnv(name, fallback, min = 0) {
+  const raw = process.env[name]?.trim();
+  if (raw === undefined || raw === '') return fallback;
+  if (!/^\d+$/.test(raw) || Number(raw) < min) {
+    console.error(`${name} must be an integer >= ${min}, got "${raw}"`);
+    process.exit(2);
+  }
+  return Number(raw);
+}

@@ -1,0 +1,458 @@
+#!/usr/bin/env node
+/**
+ * `npm run bench:raw`: requests/s and p99 latency of the public raw path `/p/<slug>/raw` of htmldrop, against a bare
+ * node:http server and (when installed) nginx serving the same bytes, measured in the same run with wrk.
+ * See bench/README.md for the knobs and how to read the output.
+ */
+import { execFile } from 'node:child_process';
+import { chmodSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import http from 'node:http';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import {
+  cleanup,
+  freePort,
+  httpGet,
+  installCleanupHandlers,
+  intEnv,
+  mapLimit,
+  median,
+  onPath,
+  registerTempDir,
+  runWrk,
+  spawnManaged,
+  versionOf,
+  waitForHttp,
+} from './lib.mjs';
+
+const BENCH_DIR = path.dirname(fileURLToPath(import.meta.url));
+const ROOT = path.resolve(BENCH_DIR, '..');
+const SERVER_DIST = path.join(ROOT, 'packages', 'server', 'dist');
+const HOST = '127.0.0.1';
+
+const config = {
+  drops: intEnv('BENCH_DROPS', 3000, 1),
+  htmlBytes: intEnv('BENCH_HTML_BYTES', 20_000, 200),
+  seconds: intEnv('BENCH_DURATION', 10, 1),
+  warmupSeconds: intEnv('BENCH_WARMUP', 2, 0),
+  connections: intEnv('BENCH_CONNECTIONS', 50, 1),
+  threads: intEnv('BENCH_THREADS', 1, 1),
+  rounds: intEnv('BENCH_ROUNDS', 3, 1),
+  seedConcurrency: 16,
+};
+const STRICT = ['1', 'true', 'yes'].includes((process.env.BENCH_STRICT ?? '').trim().toLowerCase());
+
+/** Targets htmldrop must reach, relative to the node:http baseline measured in the same run. */
+const TARGET_RATIO_NODE = 0.85;
+const TARGET_P99_MS = 5;
+
+// ---------------------------------------------------------------------------------------------------------------------
+// Seed content
+
+const WORDS = (
+  'drop html page agent render layout table chart canvas script style section header footer article figure caption ' +
+  'summary details token upload version viewer sandbox policy latency throughput cache buffer stream socket kernel'
+).split(' ');
+
+/**
+ * A deterministic, self-contained HTML document of about `bytes` bytes, distinct per `index`.
+ * @param {number} index
+ * @param {number} bytes
+ */
+function makeHtml(index, bytes) {
+  let seed = (index + 1) * 2_654_435_761;
+  const rand = () => {
+    seed = (Math.imul(seed, 1_103_515_245) + 12_345) >>> 0;
+    return seed;
+  };
+  const head =
+    '<!doctype html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n' +
+    `<title>Bench drop ${index}</title>\n` +
+    '<style>body{font-family:system-ui,sans-serif;max-width:48rem;margin:2rem auto;line-height:1.5;color:#222}' +
+    'h2{border-bottom:1px solid #ddd}table{border-collapse:collapse}td{border:1px solid #ccc;padding:.2rem .5rem}</style>\n' +
+    `</head>\n<body>\n<h1>Bench drop ${index} — résumé ✓</h1>\n`;
+  const tail = `<script>document.body.dataset.drop = '${index}';</script>\n</body>\n</html>\n`;
+  const parts = [head];
+  let size = Buffer.byteLength(head) + tail.length;
+  for (let section = 1; size < bytes; section++) {
+    const words = Array.from({ length: 40 + (rand() % 40) }, () => WORDS[rand() % WORDS.length]);
+    const cells = Array.from({ length: 4 }, () => `<td>${rand() % 100_000}</td>`).join('');
+    const chunk = `<h2>Section ${section}</h2>\n<p>${words.join(' ')}.</p>\n<table><tr>${cells}</tr></table>\n`;
+    parts.push(chunk);
+    size += Buffer.byteLength(chunk);
+  }
+  parts.push(tail);
+  return parts.join('');
+}
+
+// ---------------------------------------------------------------------------------------------------------------------
+// Processes
+
+/**
+ * @param {number} port
+ * @param {string} dataDir
+ */
+function serviceEnv(port, dataDir) {
+  /** @type {NodeJS.ProcessEnv} */
+  const env = {};
+  // Hermetic: nothing from the caller's HTMLDROP_* settings (e.g. a database URL) leaks into the benchmark.
+  for (const [key, value] of Object.entries(process.env)) if (!key.startsWith('HTMLDROP_')) env[key] = value;
+  return {
+    ...env,
+    NODE_ENV: 'production',
+    PORT: String(port),
+    HOST,
+    HTMLDROP_BASE_URL: `http://${HOST}:${port}`,
+    HTMLDROP_DATA_DIR: dataDir,
+    HTMLDROP_LOG_LEVEL: 'warn',
+    HTMLDROP_MAX_WRITES_PER_MINUTE: '1000000',
+    HTMLDROP_MAX_WRITES_PER_DAY: '1000000',
+    HTMLDROP_MAX_DROPS_PER_ACCOUNT: '1000000',
+  };
+}
+
+/**
+ * @param {string} dir nginx prefix directory
+ * @param {string} www document root
+ * @param {number} port
+ */
+function nginxConf(dir, www, port) {
+  const tmp = path.join(dir, 'tmp');
+  for (const sub of ['body', 'proxy', 'fastcgi', 'uwsgi', 'scgi']) mkdirSync(path.join(tmp, sub), { recursive: true });
+  return `worker_processes 1;
+daemon off;
+pid ${path.join(dir, 'nginx.pid')};
+error_log ${path.join(dir, 'error.log')} warn;
+events { worker_connections ${Math.max(1024, config.connections * 2 + 64)}; }
+http {
+  access_log off;
+  server_tokens off;
+  sendfile on;
+  tcp_nopush on;
+  tcp_nodelay on;
+  keepalive_timeout 65;
+  keepalive_requests 1000000;
+  open_file_cache max=${Math.max(1000, config.drops * 2)} inactive=120s;
+  open_file_cache_valid 120s;
+  types { }
+  default_type text/html;
+  charset utf-8;
+  client_body_temp_path ${path.join(tmp, 'body')};
+  proxy_temp_path ${path.join(tmp, 'proxy')};
+  fastcgi_temp_path ${path.join(tmp, 'fastcgi')};
+  uwsgi_temp_path ${path.join(tmp, 'uwsgi')};
+  scgi_temp_path ${path.join(tmp, 'scgi')};
+  server {
+    listen ${HOST}:${port};
+    root ${www};
+    location / { try_files $uri =404; }
+  }
+}
+`;
+}
+
+// ---------------------------------------------------------------------------------------------------------------------
+// Output
+
+/** @param {number} n */
+const fmtInt = (n) => (Number.isFinite(n) ? Math.round(n).toLocaleString('en-US') : '-');
+/**
+ * @param {number} n
+ * @param {number} [digits]
+ */
+const fmt = (n, digits = 2) => (Number.isFinite(n) ? n.toFixed(digits) : '-');
+
+/**
+ * @param {string[][]} rows first row is the header
+ * @param {boolean[]} rightAlign per column
+ */
+function table(rows, rightAlign) {
+  const widths = rows[0]?.map((_, col) => Math.max(...rows.map((row) => (row[col] ?? '').length))) ?? [];
+  const line = (/** @type {string[]} */ row) =>
+    row
+      .map((cell, col) => (rightAlign[col] ? cell.padStart(widths[col] ?? 0) : cell.padEnd(widths[col] ?? 0)))
+      .join('  ');
+  const [header, ...body] = rows;
+  return [line(header ?? []), widths.map((w) => '-'.repeat(w)).join('  '), ...body.map(line)].join('\n');
+}
+
+// ---------------------------------------------------------------------------------------------------------------------
+
+async function main() {
+  if (!onPath('wrk')) {
+    console.error('bench:raw needs wrk (https://github.com/wg/wrk) on PATH. On Debian/Ubuntu: apt-get install wrk');
+    process.exit(1);
+  }
+  installCleanupHandlers();
+  const haveNginx = onPath('nginx');
+  const loadStart = os.loadavg();
+  const machine = {
+    cpus: os.cpus().length,
+    cpuModel: os.cpus()[0]?.model ?? 'unknown',
+    node: process.version,
+    platform: `${os.platform()} ${os.release()}`,
+    wrk: versionOf('wrk', '-v'),
+    nginx: haveNginx ? versionOf('nginx', '-v') : null,
+    loadavgStart: loadStart,
+  };
+  console.log(
+    `bench:raw  ${machine.cpus} CPU (${machine.cpuModel}), node ${machine.node}, ${machine.wrk.split(' Copyright')[0]}`,
+  );
+  console.log(
+    `  drops=${config.drops} html~${config.htmlBytes}B  wrk -t${config.threads} -c${config.connections} ` +
+      `-d${config.seconds}s --latency, warmup ${config.warmupSeconds}s, rounds=${config.rounds}`,
+  );
+  if (loadStart[0] !== undefined && loadStart[0] > 0.5 * machine.cpus) {
+    console.log(
+      `  WARNING: load average is ${loadStart.map((l) => l.toFixed(2)).join(' ')} before starting: results will be noisy`,
+    );
+  }
+  if (!haveNginx) console.log('nginx: not installed, skipped');
+
+  const tmp = mkdtempSync(path.join(os.tmpdir(), 'htmldrop-bench-'));
+  registerTempDir(tmp);
+  chmodSync(tmp, 0o755); // nginx workers may run as another user when started as root
+  const dataDir = path.join(tmp, 'data');
+  const www = path.join(tmp, 'www');
+  mkdirSync(dataDir);
+  mkdirSync(path.join(www, 'p'), { recursive: true });
+
+  // --- htmldrop ------------------------------------------------------------------------------------------------------
+  const servicePort = await freePort();
+  const env = serviceEnv(servicePort, dataDir);
+  const baseUrl = env.HTMLDROP_BASE_URL ?? '';
+  const service = spawnManaged('htmldrop', process.execPath, [path.join(SERVER_DIST, 'main.js')], { cwd: ROOT, env });
+  await waitForHttp(`${baseUrl}/llms.txt`, service);
+  const { stdout: tokenOut } = await promisify(execFile)(
+    process.execPath,
+    [path.join(SERVER_DIST, 'cli.js'), 'token', 'create', '--user', 'bench'],
+    { cwd: ROOT, env },
+  );
+  const token = tokenOut.trim().split('\n').pop()?.trim() ?? '';
+  if (token === '') throw new Error('token create printed nothing');
+
+  // --- seed ----------------------------------------------------------------------------------------------------------
+  const seedStart = performance.now();
+  const created = await mapLimit(
+    Array.from({ length: config.drops }, (_, i) => i),
+    config.seedConcurrency,
+    async (i) => {
+      const res = await fetch(`${baseUrl}/api/drops`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
+        body: JSON.stringify({ title: `Bench drop ${i}`, html: makeHtml(i, config.htmlBytes) }),
+      });
+      const text = await res.text();
+      if (!res.ok) throw new Error(`POST /api/drops #${i}: ${res.status} ${text.slice(0, 500)}`);
+      const json = /** @type {{ slug?: unknown, raw_url?: unknown }} */ (JSON.parse(text));
+      if (typeof json.slug !== 'string' || !/^[A-Za-z0-9_-]+$/.test(json.slug) || typeof json.raw_url !== 'string') {
+        throw new Error(`POST /api/drops #${i}: unexpected answer ${text.slice(0, 500)}`);
+      }
+      return { slug: json.slug, rawUrl: json.raw_url };
+    },
+  );
+  const seedSeconds = (performance.now() - seedStart) / 1000;
+
+  // --- the exact bytes the service sends (no Accept-Encoding, like wrk) -------------------------------------------------
+  const agent = new http.Agent({ keepAlive: true, maxSockets: config.seedConcurrency });
+  /** @type {import('node:http').IncomingHttpHeaders | undefined} */
+  let serviceHeaders;
+  const bodies = await mapLimit(created, config.seedConcurrency, async ({ slug, rawUrl }) => {
+    const res = await httpGet(rawUrl, agent);
+    if (res.status !== 200) throw new Error(`GET ${rawUrl}: ${res.status} ${res.body.toString('utf8').slice(0, 300)}`);
+    if (res.headers['content-encoding'] !== undefined) {
+      throw new Error(`GET ${rawUrl} without Accept-Encoding came back ${res.headers['content-encoding']}`);
+    }
+    serviceHeaders ??= res.headers;
+    mkdirSync(path.join(www, 'p', slug));
+    writeFileSync(path.join(www, 'p', slug, 'raw'), res.body);
+    return res.body;
+  });
+  agent.destroy();
+  const paths = created.map(({ slug }) => `/p/${slug}/raw`);
+  const avgBodyBytes = bodies.reduce((sum, b) => sum + b.length, 0) / bodies.length;
+  console.log(
+    `seeded ${config.drops} drops in ${seedSeconds.toFixed(1)} s (${(config.drops / seedSeconds).toFixed(0)}/s), ` +
+      `raw bodies avg ${fmtInt(avgBodyBytes)} B`,
+  );
+
+  // --- baselines -----------------------------------------------------------------------------------------------------
+  /** @type {{ name: string, url: string }[]} */
+  const targets = [{ name: 'htmldrop', url: baseUrl }];
+  const nodePort = await freePort();
+  const nodeBaseline = spawnManaged('node:http', process.execPath, [
+    path.join(BENCH_DIR, 'node-baseline.mjs'),
+    www,
+    String(nodePort),
+    HOST,
+  ]);
+  const nodeUrl = `http://${HOST}:${nodePort}`;
+  await waitForHttp(`${nodeUrl}${paths[0]}`, nodeBaseline);
+  targets.push({ name: 'node:http', url: nodeUrl });
+
+  if (haveNginx) {
+    const nginxDir = path.join(tmp, 'nginx');
+    mkdirSync(nginxDir);
+    const nginxPort = await freePort();
+    const confPath = path.join(nginxDir, 'nginx.conf');
+    writeFileSync(confPath, nginxConf(nginxDir, www, nginxPort));
+    const nginx = spawnManaged('nginx', 'nginx', ['-p', nginxDir, '-c', confPath]);
+    const nginxUrl = `http://${HOST}:${nginxPort}`;
+    await waitForHttp(`${nginxUrl}${paths[0]}`, nginx);
+    targets.push({ name: 'nginx', url: nginxUrl });
+  }
+
+  // Every target must send the same bytes, for a spread of paths.
+  const step = Math.max(1, Math.floor(paths.length / 25));
+  for (let i = 0; i < paths.length; i += step) {
+    for (const target of targets) {
+      const res = await httpGet(`${target.url}${paths[i]}`);
+      const type = String(res.headers['content-type']).toLowerCase().replace(/\s+/g, '');
+      if (
+        res.status !== 200 ||
+        !res.body.equals(/** @type {Buffer} */ (bodies[i])) ||
+        type !== 'text/html;charset=utf-8'
+      ) {
+        throw new Error(
+          `${target.name} ${paths[i]}: status ${res.status}, content-type ${res.headers['content-type']}, ` +
+            `${res.body.length} bytes; expected 200, text/html; charset=utf-8, the same ${bodies[i]?.length} bytes as htmldrop`,
+        );
+      }
+    }
+  }
+
+  // --- wrk -----------------------------------------------------------------------------------------------------------
+  const script = path.join(tmp, 'random-paths.lua');
+  writeFileSync(
+    script,
+    `local paths = {\n${paths.map((p) => `  "${p}",`).join('\n')}\n}\nlocal n = #paths\nmath.randomseed(${Date.now() % 2_147_483_647})\n` +
+      'request = function()\n  return wrk.format(nil, paths[math.random(n)])\nend\n',
+  );
+
+  /** @type {{ round: number, target: string, rps: number, p50Ms: number, p90Ms: number, p99Ms: number, requests: number, bytesPerResponse: number, non2xx: number, socketErrors: number }[]} */
+  const runs = [];
+  console.log('');
+  for (let round = 1; round <= config.rounds; round++) {
+    for (const target of targets) {
+      const common = { url: `${target.url}/`, script, threads: config.threads, connections: config.connections };
+      if (config.warmupSeconds > 0) await runWrk({ ...common, seconds: config.warmupSeconds });
+      const r = await runWrk({ ...common, seconds: config.seconds });
+      const run = {
+        round,
+        target: target.name,
+        rps: r.rps,
+        p50Ms: r.p50Ms,
+        p90Ms: r.p90Ms,
+        p99Ms: r.p99Ms,
+        requests: r.requests,
+        bytesPerResponse: r.requests > 0 ? Math.round(r.bytesRead / r.requests) : 0,
+        non2xx: r.non2xx,
+        socketErrors: r.socketErrors,
+      };
+      runs.push(run);
+      const errors = r.non2xx + r.socketErrors > 0 ? `  !! non-2xx ${r.non2xx}, socket errors ${r.socketErrors}` : '';
+      console.log(
+        `round ${round}/${config.rounds}  ${target.name.padEnd(9)} ${fmtInt(r.rps).padStart(8)} req/s  ` +
+          `p50 ${fmt(r.p50Ms)} ms  p99 ${fmt(r.p99Ms)} ms  ~${fmtInt(run.bytesPerResponse)} B/resp${errors}`,
+      );
+    }
+  }
+
+  // --- summary -------------------------------------------------------------------------------------------------------
+  const summary = Object.fromEntries(
+    targets.map(({ name }) => {
+      const mine = runs.filter((r) => r.target === name);
+      return [
+        name,
+        {
+          medianRps: median(mine.map((r) => r.rps)),
+          medianP99Ms: median(mine.map((r) => r.p99Ms)),
+          minRps: Math.min(...mine.map((r) => r.rps)),
+          maxRps: Math.max(...mine.map((r) => r.rps)),
+          errors: mine.reduce((sum, r) => sum + r.non2xx + r.socketErrors, 0),
+        },
+      ];
+    }),
+  );
+  const htmldrop = summary.htmldrop;
+  if (htmldrop === undefined) throw new Error('no htmldrop runs');
+  const ratios = {
+    'htmldrop/node': summary['node:http'] ? htmldrop.medianRps / summary['node:http'].medianRps : null,
+    'htmldrop/nginx': summary.nginx ? htmldrop.medianRps / summary.nginx.medianRps : null,
+  };
+  const checks = {
+    ratioVsNode: {
+      target: TARGET_RATIO_NODE,
+      value: ratios['htmldrop/node'],
+      pass: (ratios['htmldrop/node'] ?? 0) >= TARGET_RATIO_NODE,
+    },
+    p99: { targetMs: TARGET_P99_MS, valueMs: htmldrop.medianP99Ms, pass: htmldrop.medianP99Ms < TARGET_P99_MS },
+  };
+
+  const rows = [['target', 'req/s (median)', 'min-max req/s', 'p99 ms (median)', 'htmldrop/target']];
+  for (const name of ['htmldrop', 'node:http', 'nginx']) {
+    const s = summary[name];
+    if (s === undefined) {
+      rows.push([name, 'skipped', '', '', '']);
+      continue;
+    }
+    rows.push([
+      name,
+      fmtInt(s.medianRps),
+      `${fmtInt(s.minRps)}-${fmtInt(s.maxRps)}`,
+      fmt(s.medianP99Ms),
+      fmt(htmldrop.medianRps / s.medianRps),
+    ]);
+  }
+  console.log(`\n${table(rows, [false, true, true, true, true])}\n`);
+  console.log(
+    `htmldrop/node:  ${fmt(ratios['htmldrop/node'] ?? Number.NaN)}` +
+      (ratios['htmldrop/nginx'] === null
+        ? '   htmldrop/nginx: - (nginx skipped)'
+        : `   htmldrop/nginx: ${fmt(ratios['htmldrop/nginx'])}`),
+  );
+  console.log(`htmldrop >= ${TARGET_RATIO_NODE}x node:http: ${checks.ratioVsNode.pass ? 'PASS' : 'FAIL'}`);
+  console.log(`p99 < ${TARGET_P99_MS} ms at ${config.connections} connections: ${checks.p99.pass ? 'PASS' : 'FAIL'}`);
+  const totalErrors = Object.values(summary).reduce((sum, s) => sum + s.errors, 0);
+  if (totalErrors > 0)
+    console.log(`WARNING: ${totalErrors} non-2xx responses or socket errors during the runs (see above)`);
+  const loadEnd = os.loadavg();
+
+  const stamp = new Date().toISOString().replace(/[:.]/g, '-');
+  const resultsDir = path.join(BENCH_DIR, 'results');
+  mkdirSync(resultsDir, { recursive: true });
+  const file = path.join(resultsDir, `raw-${stamp}.json`);
+  writeFileSync(
+    file,
+    `${JSON.stringify(
+      {
+        timestamp: new Date().toISOString(),
+        machine: { ...machine, loadavgEnd: loadEnd },
+        config,
+        seeding: { drops: config.drops, seconds: seedSeconds, avgBodyBytes, serviceHeaders },
+        runs,
+        summary,
+        ratios,
+        checks,
+      },
+      null,
+      2,
+    )}\n`,
+  );
+  console.log(`results: ${path.relative(ROOT, file)}`);
+  return checks.ratioVsNode.pass && checks.p99.pass;
+}
+
+let exitCode = 0;
+try {
+  const passed = await main();
+  if (STRICT && !passed) exitCode = 1;
+} catch (error) {
+  console.error(`bench:raw failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
+  exitCode = 1;
+} finally {
+  await cleanup();
+}
+process.exit(exitCode);

@@ -1,0 +1,37 @@
+/**
+ * Passcode capabilities: after a correct passcode the viewer hands out a signed, expiring grant for one drop and
+ * one passcode generation (HMAC-SHA256 over slug, generation and expiry). Changing or removing the passcode bumps
+ * the generation, so every older grant stops working. Format: `<expiry ms, base36>.<signature, base64url>`.
+ */
+import { createHmac, timingSafeEqual } from 'node:crypto';
+import type { Clock } from './clock.js';
+
+export interface Capabilities {
+  issue(slug: string, generation: number): { token: string; expiresAt: number };
+  verify(token: string | undefined, slug: string, generation: number): boolean;
+  readonly ttlMs: number;
+}
+
+export function createCapabilities(key: Buffer, clock: Clock, ttlMs: number): Capabilities {
+  const sign = (slug: string, generation: number, expiry: string) =>
+    createHmac('sha256', key).update(`cap1\n${slug}\n${generation}\n${expiry}`).digest();
+  return {
+    ttlMs,
+    issue(slug, generation) {
+      const expiresAt = clock.now() + ttlMs;
+      const expiry = expiresAt.toString(36);
+      return { token: `${expiry}.${sign(slug, generation, expiry).toString('base64url')}`, expiresAt };
+    },
+    verify(token, slug, generation) {
+      if (token === undefined || token.length > 100) return false;
+      const dot = token.indexOf('.');
+      if (dot <= 0) return false;
+      const expiry = token.slice(0, dot);
+      const expiresAt = Number.parseInt(expiry, 36);
+      if (!Number.isSafeInteger(expiresAt) || expiresAt <= clock.now()) return false;
+      const given = Buffer.from(token.slice(dot + 1), 'base64url');
+      const expected = sign(slug, generation, expiry);
+      return given.length === expected.length && timingSafeEqual(given, expected);
+    },
+  };
+}

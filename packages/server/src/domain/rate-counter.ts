@@ -1,0 +1,21 @@
+/** Fixed-window counters shared by the write limits and the passcode attempt limit. */
+import type { RateWindow } from '../storage/store.js';
+
+/** An atomic counter source: the database now, Redis when configured. */
+export interface RateCounter {
+  /** All-or-nothing increments; the index of the first full window, if any (see Store.hitRateWindows). */
+  hitRateWindows(windows: readonly RateWindow[]): Promise<{ exceeded: number | undefined }>;
+  /** Gives one hit back. */
+  releaseRateWindow(key: string): Promise<void>;
+}
+
+/** The fixed window of `size` ms containing `now`, aligned to the Unix epoch (so to UTC minutes and days). */
+export function windowOf(now: number, size: number): { start: number; end: number } {
+  const start = Math.floor(now / size) * size;
+  return { start, end: start + size };
+}
+
+/** Whole seconds until `end`, at least 1 (the Retry-After rule of DECISIONS.md). */
+export function secondsUntil(end: number, now: number): number {
+  return Math.max(1, Math.ceil((end - now) / 1000));
+}

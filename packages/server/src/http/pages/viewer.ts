@@ -1,0 +1,260 @@
+/**
+ * Spec 4.6: the public viewer page at /p/<slug> and the passcode gate shown in its place for a locked drop.
+ *
+ * Pure template functions (no I/O). The service's own chrome makes no external request: inline CSS and JS only,
+ * system fonts, no favicon fetch. Every interpolated value goes through escapeHtml. The only inline script carries
+ * the response's CSP nonce; there are no inline event handlers or style attributes, so a strict CSP holds.
+ */
+import { escapeHtml } from './layout.js';
+
+export interface ViewerModel {
+  slug: string;
+  title: string;
+  /** '' when none. */
+  description: string;
+  /** The version shown. */
+  version: number;
+  latestVersion: number;
+  /** Newest first, for the picker. createdAt in Unix ms. */
+  versions: ReadonlyArray<{ version: number; createdAt: number }>;
+  /** Creation time of the shown version, Unix ms. */
+  createdAt: number;
+  /** The shown version's context (reasoning trace); null when none. */
+  context: string | null;
+  /** URL of the iframe document, already built (may carry a capability query parameter). */
+  frameSrc: string;
+  /** Link to the raw document. */
+  rawUrl: string;
+  /** Absolute {base_url}/p/<slug>, for og:url and <link rel=canonical>. */
+  canonicalUrl: string;
+  /** CSP nonce for the inline script (and style). */
+  nonce: string;
+}
+
+export interface GateModel {
+  slug: string;
+  /** Form POST target path, e.g. /p/<slug>/unlock?v=3. */
+  action: string;
+  error: 'wrong' | 'rate_limited' | null;
+  /** With 'rate_limited': seconds until another attempt is accepted. */
+  retryAfterSeconds?: number;
+  nonce: string;
+}
+
+/** The sandbox attribute of the drop iframe: never includes allow-same-origin (DECISIONS "Public serving"). */
+export const IFRAME_SANDBOX = 'allow-scripts allow-forms allow-popups allow-modals allow-downloads';
+
+const GENERIC_DESCRIPTION = 'An HTML document shared with htmldrop.';
+
+/** Shared palette and base rules: the same visual language as layout.ts, for the viewer and the gate. */
+const BASE_STYLE = `:root{color-scheme:light dark;--fg:#1d2430;--fg2:#3b4452;--muted:#5b6675;--bg:#f6f7f9;--card:#fff;
+--line:rgba(16,24,40,.12);--hover:rgba(16,24,40,.06);--accent:#3758f9;--accent-soft:rgba(55,88,249,.1);
+--warn-bg:#fff6e0;--warn-fg:#6b4600;--warn-line:#f1d9a0;--err-bg:#fdecec;--err-fg:#9f1d1d;--err-line:#f3c2c2;
+--shadow:0 1px 2px rgba(16,24,40,.06),0 8px 24px rgba(16,24,40,.06)}
+@media (prefers-color-scheme:dark){:root{--fg:#e7eaf0;--fg2:#c9cfd9;--muted:#9aa4b2;--bg:#0f1217;--card:#181c23;
+--line:rgba(255,255,255,.1);--hover:rgba(255,255,255,.07);--accent:#8aa0ff;--accent-soft:rgba(138,160,255,.14);
+--warn-bg:#2a2312;--warn-fg:#f2cf7e;--warn-line:#4a3b17;--err-bg:#2d1618;--err-fg:#ffb4b4;--err-line:#5a2a2e;
+--shadow:0 1px 2px rgba(0,0,0,.4),0 8px 24px rgba(0,0,0,.3)}}
+*{box-sizing:border-box}
+html,body{margin:0}
+body{background:var(--bg);color:var(--fg);font:15px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,"Helvetica Neue",Arial,sans-serif;
+-webkit-font-smoothing:antialiased;-webkit-text-size-adjust:100%;text-size-adjust:100%}
+a{color:var(--accent)}
+:focus-visible{outline:2px solid var(--accent);outline-offset:2px}
+.sr{position:absolute;width:1px;height:1px;padding:0;margin:-1px;overflow:hidden;clip:rect(0 0 0 0);white-space:nowrap;border:0}
+.mark{display:inline-block;width:10px;height:10px;border-radius:3px;background:var(--accent);flex:none}`;
+
+const VIEWER_STYLE = `body{height:100vh;height:100dvh;display:flex;flex-direction:column;overflow:hidden}
+.bar{flex:none;display:flex;align-items:center;gap:12px;min-height:52px;padding:8px 14px 8px 16px;
+background:var(--card);border-bottom:1px solid var(--line)}
+.id{flex:1 1 auto;min-width:0;display:flex;align-items:center;gap:10px}
+.names{min-width:0}
+h1{margin:0;font-size:15px;font-weight:600;line-height:1.3;letter-spacing:-.005em;
+white-space:nowrap;overflow:hidden;text-overflow:ellipsis}
+.desc{margin:1px 0 0;font-size:12.5px;line-height:1.3;color:var(--muted);white-space:nowrap;overflow:hidden;text-overflow:ellipsis}
+.tools{flex:none;display:flex;align-items:center;gap:6px}
+.chip{display:inline-flex;align-items:center;gap:6px;height:30px;padding:0 10px;border:1px solid var(--line);border-radius:8px;
+background:transparent;color:var(--fg2);font:inherit;font-size:13px;line-height:1;text-decoration:none;cursor:pointer;white-space:nowrap}
+.chip:hover{background:var(--hover);color:var(--fg)}
+.chip svg{width:14px;height:14px;flex:none;fill:none;stroke:currentColor;stroke-width:1.8;stroke-linecap:round;stroke-linejoin:round}
+#context-toggle[aria-expanded="true"]{background:var(--accent-soft);border-color:transparent;color:var(--accent)}
+.ver{display:inline-flex;align-items:center;gap:6px;margin:0}
+.sel{position:relative;display:inline-flex}
+.sel::after{content:"";position:absolute;right:11px;top:50%;width:5px;height:5px;margin-top:-4px;border:solid var(--muted);
+border-width:0 1.5px 1.5px 0;transform:rotate(45deg);pointer-events:none}
+select{-webkit-appearance:none;appearance:none;height:30px;padding:0 28px 0 10px;border:1px solid var(--line);border-radius:8px;
+background:transparent;color:var(--fg2);font:inherit;font-size:13px;cursor:pointer}
+select:hover{background:var(--hover);color:var(--fg)}
+option{background:var(--card);color:var(--fg)}
+.vlabel{display:inline-flex;align-items:center;height:30px;padding:0 4px;color:var(--muted);font-size:13px}
+.date{color:var(--muted);font-size:12.5px;font-variant-numeric:tabular-nums;padding:0 4px;white-space:nowrap}
+.notice{flex:none;margin:0;padding:7px 16px;background:var(--warn-bg);color:var(--warn-fg);border-bottom:1px solid var(--warn-line);
+font-size:13px;line-height:1.4}
+.notice a{color:inherit;font-weight:600;text-underline-offset:2px}
+.ctx{flex:none;background:var(--card);border-bottom:1px solid var(--line);padding:10px 16px 12px}
+.ctx-head{display:flex;align-items:baseline;gap:8px;margin:0 0 8px;font-size:12px;color:var(--muted)}
+.ctx-head strong{color:var(--fg2);font-weight:600;text-transform:uppercase;letter-spacing:.06em;font-size:11px}
+.ctx pre{margin:0;max-height:50vh;max-height:50dvh;overflow:auto;padding:12px 14px;border-radius:8px;background:var(--bg);
+border:1px solid var(--line);color:var(--fg2);font:12.5px/1.55 ui-monospace,SFMono-Regular,Menlo,Consolas,"Liberation Mono",monospace;
+white-space:pre-wrap;overflow-wrap:anywhere}
+.stage{flex:1 1 auto;min-height:0;display:flex}
+.frame{flex:1 1 auto;display:block;width:100%;height:100%;border:0}
+@media (max-width:640px){.bar{gap:8px;padding:6px 10px 6px 12px;min-height:48px}.id{gap:8px}.mark{display:none}
+.date{display:none}.chip{padding:0 8px}.chip .lbl{position:absolute;width:1px;height:1px;overflow:hidden;clip:rect(0 0 0 0);
+white-space:nowrap}.notice,.ctx{padding-left:12px;padding-right:12px}}
+@media (max-width:420px){.desc{display:none}}`;
+
+const GATE_STYLE = `body{min-height:100vh;min-height:100dvh;display:flex;flex-direction:column;align-items:center;justify-content:center;
+padding:24px 16px}
+.card{width:100%;max-width:380px;background:var(--card);border:1px solid var(--line);border-radius:14px;padding:28px 24px 24px;
+box-shadow:var(--shadow)}
+.lock{display:grid;place-items:center;width:40px;height:40px;border-radius:10px;background:var(--accent-soft);color:var(--accent);
+margin:0 0 16px}
+.lock svg{width:20px;height:20px;fill:none;stroke:currentColor;stroke-width:1.8;stroke-linecap:round;stroke-linejoin:round}
+h1{margin:0 0 6px;font-size:19px;font-weight:650;letter-spacing:-.01em}
+.lead{margin:0 0 20px;color:var(--muted)}
+label{display:block;margin:0 0 6px;font-size:13px;font-weight:600;color:var(--fg2)}
+input{display:block;width:100%;height:42px;padding:0 12px;border:1px solid var(--line);border-radius:9px;background:var(--bg);
+color:var(--fg);font:inherit;font-size:16px}
+input:focus{outline:2px solid var(--accent);outline-offset:-1px;border-color:transparent}
+input:disabled{opacity:.55;cursor:not-allowed}
+input[aria-invalid="true"]{border-color:var(--err-fg)}
+button{display:block;width:100%;height:42px;margin:12px 0 0;border:0;border-radius:9px;background:var(--accent);color:#fff;
+font:inherit;font-size:15px;font-weight:600;cursor:pointer}
+@media (prefers-color-scheme:dark){button{color:#0f1217}}
+button:hover{filter:brightness(1.06)}
+button:disabled{opacity:.5;cursor:not-allowed;filter:none}
+.err{margin:0 0 14px;padding:9px 12px;border-radius:9px;background:var(--err-bg);color:var(--err-fg);
+border:1px solid var(--err-line);font-size:14px}
+.foot{display:flex;align-items:center;gap:8px;margin:18px 0 0;color:var(--muted);font-size:12.5px}
+.foot .mark{width:8px;height:8px;border-radius:2px}`;
+
+// Inline icons: SVG inside HTML needs no xmlns, so no URL appears in the page.
+const ICON_CONTEXT =
+  '<svg viewBox="0 0 24 24" aria-hidden="true" focusable="false"><path d="M4 6h16M4 12h10M4 18h13"/></svg>';
+const ICON_EXTERNAL =
+  '<svg viewBox="0 0 24 24" aria-hidden="true" focusable="false"><path d="M14 4h6v6M20 4l-9 9M18 14v5a1 1 0 0 1-1 1H5a1 1 0 0 1-1-1V7a1 1 0 0 1 1-1h5"/></svg>';
+const ICON_LOCK =
+  '<svg viewBox="0 0 24 24" aria-hidden="true" focusable="false"><rect x="5" y="11" width="14" height="9" rx="2"/><path d="M8 11V8a4 4 0 0 1 8 0v3"/></svg>';
+
+/** The date part of an instant in UTC (`2026-11-21`), independent of the server's locale and time zone. */
+function formatUtcDate(ms: number): { date: string; iso: string } | null {
+  // Date supports +-8.64e15 ms; anything else would make toISOString throw.
+  if (!Number.isFinite(ms) || Math.abs(ms) > 8.64e15) return null;
+  const iso = new Date(ms).toISOString();
+  return { date: iso.slice(0, 10), iso };
+}
+
+function headHtml(opts: { title: string; nonce: string; style: string; extra: string }): string {
+  return `<meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><meta name="referrer" content="no-referrer"><meta name="color-scheme" content="light dark">${opts.extra}<title>${escapeHtml(opts.title)}</title><link rel="icon" href="data:,"><style nonce="${escapeHtml(opts.nonce)}">${BASE_STYLE}\n${opts.style}</style>`;
+}
+
+function versionPickerHtml(model: ViewerModel, viewerPath: string): string {
+  const list = model.versions.some((v) => v.version === model.version)
+    ? model.versions
+    : [{ version: model.version, createdAt: model.createdAt }, ...model.versions];
+  if (list.length <= 1) {
+    return `<span class="vlabel" id="version-label" title="Version ${model.version}">v${model.version}</span>`;
+  }
+  const options = list
+    .map((v) => {
+      const label = `v${v.version}${v.version === model.latestVersion ? ' (latest)' : ''}`;
+      const selected = v.version === model.version ? ' selected' : '';
+      return `<option value="${v.version}"${selected}>${escapeHtml(label)}</option>`;
+    })
+    .join('');
+  // autocomplete=off: Firefox would otherwise restore a stale selection on back navigation.
+  return `<form class="ver" method="get" action="${escapeHtml(viewerPath)}"><label class="sr" for="version-picker">Version</label><span class="sel"><select id="version-picker" name="v" autocomplete="off">${options}</select></span><noscript><button class="chip" type="submit">Go</button></noscript></form>`;
+}
+
+/** The small script: the picker navigates on change, the context toggle shows and hides its panel. */
+const VIEWER_SCRIPT = `(function(){var p=document.getElementById('version-picker');if(p&&p.form){var f=p.form;p.addEventListener('change',function(){f.submit();});}
+var t=document.getElementById('context-toggle'),c=document.getElementById('context-panel');if(!t||!c)return;
+function set(o){c.hidden=!o;t.setAttribute('aria-expanded',o?'true':'false');}
+t.addEventListener('click',function(){set(c.hidden);});
+document.addEventListener('keydown',function(e){if(e.key==='Escape'&&!c.hidden){set(false);t.focus();}});})();`;
+
+/** The public viewer page: header bar (title, description, context toggle, version picker, date, raw link), then the drop. */
+export function renderViewer(model: ViewerModel): string {
+  const title = model.title.trim() === '' ? 'Untitled drop' : model.title;
+  const description = model.description.trim();
+  const metaDescription = description === '' ? GENERIC_DESCRIPTION : description;
+  const viewerPath = `/p/${encodeURIComponent(model.slug)}`;
+  const nonce = escapeHtml(model.nonce);
+  const t = escapeHtml(title);
+  const d = escapeHtml(metaDescription);
+  const canonical = escapeHtml(model.canonicalUrl);
+  const hasContext = model.context !== null;
+  const isOld = model.version !== model.latestVersion;
+  const when = formatUtcDate(model.createdAt);
+
+  const meta = [
+    `<meta name="description" content="${d}">`,
+    `<meta property="og:title" content="${t}">`,
+    `<meta property="og:description" content="${d}">`,
+    '<meta property="og:type" content="website">',
+    `<meta property="og:url" content="${canonical}">`,
+    '<meta property="og:site_name" content="htmldrop">',
+    '<meta name="twitter:card" content="summary">',
+    `<link rel="canonical" href="${canonical}">`,
+    // Without JS the toggle cannot work: show the context openly instead.
+    hasContext
+      ? `<noscript><style nonce="${nonce}">#context-toggle{display:none}#context-panel[hidden]{display:block}</style></noscript>`
+      : '',
+  ].join('');
+
+  const contextToggle = hasContext
+    ? `<button type="button" class="chip" id="context-toggle" aria-expanded="false" aria-controls="context-panel" title="Show the context recorded with this version">${ICON_CONTEXT}<span class="lbl">Context</span></button>`
+    : '';
+  const date = when === null ? '' : `<time class="date" datetime="${when.iso}">${when.date}</time>`;
+  const header = `<header class="bar"><div class="id"><span class="mark" aria-hidden="true"></span><div class="names"><h1 title="${t}">${t}</h1>${description === '' ? '' : `<p class="desc" title="${escapeHtml(description)}">${escapeHtml(description)}</p>`}</div></div><nav class="tools" aria-label="Drop">${contextToggle}${versionPickerHtml(model, viewerPath)}${date}<a class="chip" id="raw-link" href="${escapeHtml(model.rawUrl)}" target="_blank" rel="noopener noreferrer" title="Open the raw document in a new tab">Raw${ICON_EXTERNAL}</a></nav></header>`;
+
+  const panel =
+    model.context === null
+      ? ''
+      : `<section class="ctx" id="context-panel" hidden aria-label="Context of version ${model.version}"><p class="ctx-head"><strong>Context</strong><span>recorded with version ${model.version}</span></p><pre tabindex="0">${escapeHtml(model.context)}</pre></section>`;
+
+  const notice = isOld
+    ? `<p class="notice">You are viewing version ${model.version}. The latest is <a id="latest-link" href="${escapeHtml(viewerPath)}">version ${model.latestVersion}</a>.</p>`
+    : '';
+
+  const frame = `<iframe class="frame" id="drop-frame" src="${escapeHtml(model.frameSrc)}" title="${t}" sandbox="${IFRAME_SANDBOX}" referrerpolicy="no-referrer" loading="eager"></iframe>`;
+
+  const needsScript = hasContext || model.versions.length > 1;
+  const script = needsScript ? `<script nonce="${nonce}">${VIEWER_SCRIPT}</script>` : '';
+
+  return `<!doctype html><html lang="en"><head>${headHtml({ title: `${title} · htmldrop`, nonce: model.nonce, style: VIEWER_STYLE, extra: meta })}</head><body>${header}${panel}${notice}<main class="stage" id="drop">${frame}</main>${script}</body></html>`;
+}
+
+function rateLimitMessage(retryAfterSeconds: number | undefined): string {
+  if (retryAfterSeconds === undefined || !Number.isFinite(retryAfterSeconds)) {
+    return 'Too many attempts. Try again in a few minutes.';
+  }
+  const minutes = Math.max(1, Math.ceil(retryAfterSeconds / 60));
+  return `Too many attempts. Try again in about ${minutes} ${minutes === 1 ? 'minute' : 'minutes'}.`;
+}
+
+/** The passcode gate shown instead of a locked drop. Reveals nothing about the drop and never echoes a passcode. */
+export function renderGate(model: GateModel): string {
+  const limited = model.error === 'rate_limited';
+  const message =
+    model.error === 'wrong' ? 'That passcode is not right.' : limited ? rateLimitMessage(model.retryAfterSeconds) : null;
+  const error = message === null ? '' : `<p class="err" id="gate-error" role="alert">${escapeHtml(message)}</p>`;
+  const inputAttrs = [
+    'type="password"',
+    'id="passcode"',
+    'name="passcode"',
+    'autocomplete="current-password"',
+    'required',
+    'autofocus',
+    'spellcheck="false"',
+    'autocapitalize="off"',
+    message === null ? '' : 'aria-describedby="gate-error"',
+    model.error === 'wrong' ? 'aria-invalid="true"' : '',
+    limited ? 'disabled' : '',
+  ]
+    .filter((a) => a !== '')
+    .join(' ');
+  const body = `<main class="card"><div class="lock">${ICON_LOCK}</div><h1>This drop is protected</h1><p class="lead">Enter the passcode you were given.</p>${error}<form method="post" action="${escapeHtml(model.action)}"><label for="passcode">Passcode</label><input ${inputAttrs}><button type="submit" id="unlock"${limited ? ' disabled' : ''}>Unlock</button></form></main><p class="foot"><span class="mark" aria-hidden="true"></span>htmldrop</p>`;
+  return `<!doctype html><html lang="en"><head>${headHtml({ title: 'Protected drop · htmldrop', nonce: model.nonce, style: GATE_STYLE, extra: '<meta name="robots" content="noindex">' })}</head><body>${body}</body></html>`;
+}
