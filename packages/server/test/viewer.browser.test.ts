@@ -1,0 +1,148 @@
+/** The public viewer in real headless Chromium: rendering, version picker, context, passcode gate, isolation. */
+import type { AddressInfo } from 'node:net';
+import type { Browser, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { launchBrowser, screenshotPath } from './browser.js';
+import { createHarness, type Harness } from './helpers.js';
+
+let h: Harness;
+let browser: Browser;
+let base: string;
+let token: string;
+
+/** A drop that reports what its own script can see. */
+const PROBE = `<!doctype html><html><head><title>probe</title></head><body>
+<h1 id="heading">Quarterly numbers</h1><pre id="out">pending</pre>
+<script>
+  let cookie; try { cookie = document.cookie; } catch (e) { cookie = 'blocked:' + e.name; }
+  let parentTitle; try { parentTitle = parent.document.title; } catch (e) { parentTitle = 'blocked:' + e.name; }
+  let storage; try { localStorage.setItem('x', '1'); storage = 'usable'; } catch (e) { storage = 'blocked:' + e.name; }
+  document.getElementById('out').textContent = JSON.stringify({ origin: self.origin, cookie, parentTitle, storage });
+</script></body></html>`;
+
+const plain = (text: string) =>
+  `<!doctype html><html><head><title>${text}</title><style>body{font:18px system-ui;padding:24px;background:#fef6e4}</style></head><body><h1>${text}</h1><p>${'A wide table follows. '.repeat(8)}</p><table><tr>${'<td>cell</td>'.repeat(40)}</tr></table></body></html>`;
+
+beforeAll(async () => {
+  h = await createHarness({ limits: { maxWritesPerMinute: 10_000, maxWritesPerDay: 10_000 } });
+  await h.app.listen({ port: 0, host: '127.0.0.1' });
+  base = `http://127.0.0.1:${(h.app.server.address() as AddressInfo).port}`;
+  token = await h.token('browser');
+  browser = await launchBrowser();
+});
+afterAll(async () => {
+  await browser?.close();
+  await h?.close();
+});
+
+async function publish(body: Record<string, unknown>) {
+  const reply = await h.call('POST', '/api/drops', { token, body: { title: 'Probe', ...body } });
+  expect(reply.status, reply.text).toBe(201);
+  return reply.json.slug as string;
+}
+
+async function probeResult(page: Page) {
+  const frame = page.frameLocator('iframe');
+  await expect.poll(async () => frame.locator('#out').textContent(), { timeout: 10_000 }).not.toBe('pending');
+  return JSON.parse((await frame.locator('#out').textContent()) ?? '{}');
+}
+
+describe('viewer in Chromium', () => {
+  it('renders the drop in an opaque-origin sandbox that cannot read cookies, storage or the viewer', async () => {
+    const slug = await publish({ html: PROBE, title: 'Quarterly numbers', description: 'Q3, first cut' });
+    const context = await browser.newContext();
+    await context.addCookies([{ name: 'viewer_secret', value: 's3cret', url: base }]);
+    const page = await context.newPage();
+    const response = await page.goto(`${base}/p/${slug}`);
+    expect(response?.status()).toBe(200);
+    expect(await page.title()).toContain('Quarterly numbers');
+    await expect.poll(() => page.frameLocator('iframe').locator('#heading').textContent()).toBe('Quarterly numbers');
+    const seen = await probeResult(page);
+    expect(seen.origin).toBe('null');
+    expect(seen.cookie).toMatch(/^blocked:|^$/);
+    expect(JSON.stringify(seen)).not.toContain('s3cret');
+    expect(seen.parentTitle).toMatch(/^blocked:/);
+    expect(seen.storage).toMatch(/^blocked:/);
+    const sandbox = await page.locator('iframe').getAttribute('sandbox');
+    expect(sandbox).toContain('allow-scripts');
+    expect(sandbox).not.toContain('allow-same-origin');
+    await context.close();
+  });
+
+  it('switches versions with the picker, shows the not-latest notice and reveals context with the toggle', async () => {
+    const slug = await publish({
+      html: plain('First version'),
+      context: 'I chose a table because the data is tabular.',
+    });
+    await h.call('PUT', `/api/drops/${slug}`, { token, body: { html: plain('Second version') } });
+    const page = await browser.newPage();
+    await page.goto(`${base}/p/${slug}`);
+    await expect.poll(() => page.frameLocator('iframe').locator('h1').textContent()).toBe('Second version');
+    expect(await page.locator('#context-toggle').count()).toBe(0);
+    expect(await page.locator('#latest-link').count()).toBe(0);
+
+    await Promise.all([page.waitForURL(/\?v=1$/), page.locator('#version-picker').selectOption('1')]);
+    await expect.poll(() => page.frameLocator('iframe').locator('h1').textContent()).toBe('First version');
+    expect(await page.locator('#latest-link').isVisible()).toBe(true);
+    expect(await page.locator('#context-panel').isVisible()).toBe(false);
+    await page.locator('#context-toggle').click();
+    expect(await page.locator('#context-panel').isVisible()).toBe(true);
+    expect(await page.locator('#context-panel').textContent()).toContain('the data is tabular');
+    await page.screenshot({ path: screenshotPath('viewer-desktop-old-version-context') });
+
+    await Promise.all([page.waitForURL(new RegExp(`/p/${slug}$`)), page.locator('#latest-link').click()]);
+    await expect.poll(() => page.frameLocator('iframe').locator('h1').textContent()).toBe('Second version');
+    await page.close();
+  });
+
+  it('gates a locked drop: the form, a refused wrong passcode, then the drop inside the iframe', async () => {
+    const slug = await publish({ html: PROBE, passcode: 'open sesame', title: 'Locked report' });
+    const context = await browser.newContext();
+    const page = await context.newPage();
+    await page.goto(`${base}/p/${slug}`);
+    expect(await page.locator('#passcode').isVisible()).toBe(true);
+    expect(await page.locator('iframe').count()).toBe(0);
+    expect(await page.content()).not.toContain('Quarterly numbers');
+    await page.screenshot({ path: screenshotPath('gate-desktop') });
+
+    await page.locator('#passcode').fill('wrong guess');
+    await Promise.all([page.waitForLoadState('load'), page.locator('#unlock').click()]);
+    await expect.poll(() => page.locator('#gate-error').isVisible()).toBe(true);
+    expect(await page.locator('iframe').count()).toBe(0);
+
+    await page.locator('#passcode').fill('open sesame');
+    await Promise.all([page.waitForURL(new RegExp(`/p/${slug}$`)), page.locator('#unlock').click()]);
+    const seen = await probeResult(page);
+    expect(seen.origin).toBe('null');
+    const cookies = await context.cookies(`${base}/p/${slug}`);
+    expect(cookies.find((c) => c.name === 'hd_cap')).toMatchObject({ httpOnly: true, path: `/p/${slug}` });
+    expect(JSON.stringify(seen)).not.toContain(cookies.find((c) => c.name === 'hd_cap')?.value ?? '###');
+    await context.close();
+  });
+
+  it('looks right at phone width (screenshot) and has no horizontal overflow', async () => {
+    const slug = await publish({
+      html: plain('On a phone'),
+      description: 'A description that is a little longer than the width of a phone screen allows.',
+      context: 'Context for phones.',
+    });
+    const context = await browser.newContext({
+      viewport: { width: 390, height: 844 },
+      deviceScaleFactor: 2,
+      isMobile: true,
+      hasTouch: true,
+    });
+    const page = await context.newPage();
+    await page.goto(`${base}/p/${slug}`);
+    await expect.poll(() => page.frameLocator('iframe').locator('h1').textContent()).toBe('On a phone');
+    const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+    expect(overflow).toBeLessThanOrEqual(0);
+    const frameBox = await page.locator('iframe').boundingBox();
+    expect(frameBox?.width).toBeGreaterThanOrEqual(380);
+    expect(frameBox?.height).toBeGreaterThan(500);
+    await page.screenshot({ path: screenshotPath('viewer-phone') });
+    await page.goto(`${base}/p/NoSuchDrop`);
+    await page.screenshot({ path: screenshotPath('not-found-phone') });
+    await context.close();
+  });
+});
