@@ -135,7 +135,8 @@ describe('viewer in Chromium', () => {
     const page = await context.newPage();
     await page.goto(`${base}/p/${slug}`);
     await expect.poll(() => page.frameLocator('iframe').locator('h1').textContent()).toBe('On a phone');
-    const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+    // Runs in the page: the string form keeps DOM types out of this Node-only project.
+    const overflow = await page.evaluate<number>('document.documentElement.scrollWidth - window.innerWidth');
     expect(overflow).toBeLessThanOrEqual(0);
     const frameBox = await page.locator('iframe').boundingBox();
     expect(frameBox?.width).toBeGreaterThanOrEqual(380);

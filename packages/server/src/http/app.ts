@@ -3,6 +3,7 @@
  * Order of a request: onRequest (owner auth, then the write limit) -> body parsing -> schema validation -> handler.
  */
 import { randomBytes } from 'node:crypto';
+import http from 'node:http';
 import swagger from '@fastify/swagger';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, {
@@ -25,6 +26,7 @@ import type { RandomInt } from '../domain/ids.js';
 import { createViewCounter, type UnlockDeps, type ViewCounter } from '../domain/viewing.js';
 import { createWriteLimiter, type WriteLimiter } from '../domain/write-limit.js';
 import { ApiError, isApiError } from '../errors.js';
+import { createRawFastPath } from '../serve/fast-path.js';
 import { createRawCache, type RawCache } from '../serve/raw-cache.js';
 import type { Store } from '../storage/store.js';
 import { NOT_FOUND_PAGE } from './pages/layout.js';
@@ -124,6 +126,7 @@ export async function buildApp(options: AppOptions): Promise<App> {
   const tokenUses = createTokenUseRecorder(store);
   const writeLimiter = createWriteLimiter(store, clock, config.limits);
   const rawCache = createRawCache({ maxBytes: config.rawCacheBytes });
+  const fastPath = createRawFastPath(rawCache);
   const views = createViewCounter(store);
   // One signing key for every instance sharing the database: the first instance to start stores it.
   const capabilityKey = await store.ensureSetting('capability_key', randomBytes(32).toString('base64url'));
@@ -154,6 +157,11 @@ export async function buildApp(options: AppOptions): Promise<App> {
     trustProxy: config.trustProxy,
     return503OnClosing: true,
     forceCloseConnections: 'idle',
+    // Cached open raw documents are answered before routing (serve/fast-path.ts); the rest goes to Fastify.
+    serverFactory: (handler) =>
+      http.createServer((request, response) => {
+        if (!fastPath(request, response)) handler(request, response);
+      }),
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   app.setValidatorCompiler(createValidatorCompiler());

@@ -238,7 +238,11 @@ function rateLimitMessage(retryAfterSeconds: number | undefined): string {
 export function renderGate(model: GateModel): string {
   const limited = model.error === 'rate_limited';
   const message =
-    model.error === 'wrong' ? 'That passcode is not right.' : limited ? rateLimitMessage(model.retryAfterSeconds) : null;
+    model.error === 'wrong'
+      ? 'That passcode is not right.'
+      : limited
+        ? rateLimitMessage(model.retryAfterSeconds)
+        : null;
   const error = message === null ? '' : `<p class="err" id="gate-error" role="alert">${escapeHtml(message)}</p>`;
   const inputAttrs = [
     'type="password"',
