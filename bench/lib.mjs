@@ -3,9 +3,10 @@
  * their parsing, statistics.
  */
 import { spawn, spawnSync } from 'node:child_process';
-import { rmSync } from 'node:fs';
+import { accessSync, constants, readdirSync, readFileSync, rmSync } from 'node:fs';
 import http from 'node:http';
 import net from 'node:net';
+import path from 'node:path';
 
 /** @typedef {import('node:child_process').ChildProcess} ChildProcess */
 
@@ -78,6 +79,9 @@ export async function stopManaged(managed, graceMs = 3000) {
 export function registerTempDir(dir) {
   tempDirs.add(dir);
 }
+
+/** Whether SIGINT/SIGTERM started the cleanup (errors from killed children are expected then). */
+export const interrupted = () => cleaning;
 
 /** Stops every child still running and removes the temporary directories. Safe to call more than once. */
 export async function cleanup() {
@@ -199,9 +203,21 @@ export async function mapLimit(items, limit, work) {
   return results;
 }
 
-/** @param {string} name */
+/**
+ * Like `command -v name`: whether an executable of that name is on PATH.
+ * @param {string} name
+ */
 export function onPath(name) {
-  return spawnSync('sh', ['-c', `command -v ${name}`], { encoding: 'utf8' }).status === 0;
+  for (const dir of (process.env.PATH ?? '').split(path.delimiter)) {
+    if (dir === '') continue;
+    try {
+      accessSync(path.join(dir, name), constants.X_OK);
+      return true;
+    } catch {
+      // not in this directory
+    }
+  }
+  return false;
 }
 
 /**
@@ -308,4 +324,66 @@ export function intEnv(name, fallback, min = 0) {
     process.exit(2);
   }
   return Number(raw);
+}
+
+// ---------------------------------------------------------------------------------------------------------------------
+// CPU accounting from /proc (Linux), to see how much of the two cores went to the server, to wrk, and to anything else
+// running on the machine at the same time. Everything is in clock ticks; `null` where /proc is not available.
+
+/** Clock ticks per second for /proc times (USER_HZ, 100 on Linux). */
+export const TICKS_PER_SECOND = 100;
+
+/** @returns {number | null} busy ticks of all CPUs together (total minus idle and iowait) */
+export function machineBusyTicks() {
+  try {
+    const line = readFileSync('/proc/stat', 'utf8').split('\n')[0] ?? '';
+    const fields = line.trim().split(/\s+/).slice(1, 9).map(Number);
+    const total = fields.reduce((sum, n) => sum + n, 0);
+    return total - (fields[3] ?? 0) - (fields[4] ?? 0);
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * utime + stime (+ cutime + cstime when `withReaped`) of one process, from /proc/<pid>/stat.
+ * @param {number | string} pid
+ * @param {boolean} [withReaped]
+ * @returns {number | null}
+ */
+function processTicks(pid, withReaped = false) {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    // fields[0] is field 3 (state): utime is field 14, stime 15, cutime 16, cstime 17.
+    const own = Number(fields[11]) + Number(fields[12]);
+    return withReaped ? own + Number(fields[13]) + Number(fields[14]) : own;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * CPU ticks of a process and all its descendants still alive (e.g. nginx master + worker).
+ * @param {number} pid
+ * @returns {number | null}
+ */
+export function treeTicks(pid) {
+  const own = processTicks(pid);
+  if (own === null) return null;
+  let total = own;
+  try {
+    for (const tid of readdirSync(`/proc/${pid}/task`)) {
+      const kids = readFileSync(`/proc/${pid}/task/${tid}/children`, 'utf8').trim();
+      for (const kid of kids === '' ? [] : kids.split(/\s+/)) total += treeTicks(Number(kid)) ?? 0;
+    }
+  } catch {
+    // children listing unavailable: the process itself only
+  }
+  return total;
+}
+
+/** @returns {number | null} this process plus its reaped children (wrk runs end up here once they exit) */
+export function selfAndReapedTicks() {
+  return processTicks('self', true);
 }

@@ -17,12 +17,18 @@ import {
   httpGet,
   installCleanupHandlers,
   intEnv,
+  interrupted,
+  machineBusyTicks,
   mapLimit,
   median,
   onPath,
   registerTempDir,
   runWrk,
+  selfAndReapedTicks,
+  sleep,
   spawnManaged,
+  TICKS_PER_SECOND,
+  treeTicks,
   versionOf,
   waitForHttp,
 } from './lib.mjs';
@@ -121,6 +127,7 @@ function serviceEnv(port, dataDir) {
 function nginxConf(dir, www, port) {
   const tmp = path.join(dir, 'tmp');
   for (const sub of ['body', 'proxy', 'fastcgi', 'uwsgi', 'scgi']) mkdirSync(path.join(tmp, sub), { recursive: true });
+  mkdirSync(path.join(dir, 'logs'), { recursive: true }); // builds with relative default log paths
   return `worker_processes 1;
 daemon off;
 pid ${path.join(dir, 'nginx.pid')};
@@ -151,6 +158,55 @@ http {
   }
 }
 `;
+}
+
+// ---------------------------------------------------------------------------------------------------------------------
+// CPU accounting (Linux /proc): who used the two cores during a measured run
+
+/** Cores used by other processes above which a run is flagged as disturbed. */
+const OTHER_LOAD_WARN_CORES = 0.2;
+
+/**
+ * Cores in use on the whole machine over the next `ms`, or null without /proc.
+ * @param {number} ms
+ */
+async function busyCores(ms) {
+  const start = machineBusyTicks();
+  const t0 = performance.now();
+  await sleep(ms);
+  const end = machineBusyTicks();
+  if (start === null || end === null) return null;
+  return (end - start) / TICKS_PER_SECOND / ((performance.now() - t0) / 1000);
+}
+
+/** @typedef {{ server: number, wrk: number, other: number }} CpuShare cores used during one run */
+
+/** @param {number | undefined} pid */
+function cpuSnapshot(pid) {
+  return {
+    t: performance.now(),
+    busy: machineBusyTicks(),
+    self: selfAndReapedTicks(),
+    server: pid === undefined ? null : treeTicks(pid),
+  };
+}
+
+/**
+ * Cores used since `before` by the server (process tree), wrk (reaped child of this process, plus this driver's own
+ * negligible time) and everything else on the machine.
+ * @param {ReturnType<typeof cpuSnapshot>} before
+ * @param {number | undefined} pid
+ * @returns {CpuShare | null}
+ */
+function cpuSince(before, pid) {
+  const after = cpuSnapshot(pid);
+  if (before.busy === null || after.busy === null || before.self === null || after.self === null) return null;
+  if (before.server === null || after.server === null) return null;
+  const seconds = ((after.t - before.t) / 1000) * TICKS_PER_SECOND;
+  const server = (after.server - before.server) / seconds;
+  const wrk = (after.self - before.self) / seconds;
+  const other = Math.max(0, (after.busy - before.busy) / seconds - server - wrk);
+  return { server, wrk, other };
 }
 
 // ---------------------------------------------------------------------------------------------------------------------
@@ -196,6 +252,8 @@ async function main() {
     wrk: versionOf('wrk', '-v'),
     nginx: haveNginx ? versionOf('nginx', '-v') : null,
     loadavgStart: loadStart,
+    /** @type {number | null} */
+    busyCoresBeforeStart: null,
   };
   console.log(
     `bench:raw  ${machine.cpus} CPU (${machine.cpuModel}), node ${machine.node}, ${machine.wrk.split(' Copyright')[0]}`,
@@ -204,10 +262,12 @@ async function main() {
     `  drops=${config.drops} html~${config.htmlBytes}B  wrk -t${config.threads} -c${config.connections} ` +
       `-d${config.seconds}s --latency, warmup ${config.warmupSeconds}s, rounds=${config.rounds}`,
   );
-  if (loadStart[0] !== undefined && loadStart[0] > 0.5 * machine.cpus) {
-    console.log(
-      `  WARNING: load average is ${loadStart.map((l) => l.toFixed(2)).join(' ')} before starting: results will be noisy`,
-    );
+  const idleBusy = await busyCores(1000);
+  if (idleBusy !== null) {
+    console.log(`  machine busy before start: ${fmt(idleBusy)} of ${machine.cpus} cores (other processes)`);
+    machine.busyCoresBeforeStart = idleBusy;
+    if (idleBusy > OTHER_LOAD_WARN_CORES)
+      console.log('  WARNING: something else is using the CPU: results will be noisy');
   }
   if (!haveNginx) console.log('nginx: not installed, skipped');
 
@@ -279,8 +339,8 @@ async function main() {
   );
 
   // --- baselines -----------------------------------------------------------------------------------------------------
-  /** @type {{ name: string, url: string }[]} */
-  const targets = [{ name: 'htmldrop', url: baseUrl }];
+  /** @type {{ name: string, url: string, pid: number | undefined }[]} */
+  const targets = [{ name: 'htmldrop', url: baseUrl, pid: service.child.pid }];
   const nodePort = await freePort();
   const nodeBaseline = spawnManaged('node:http', process.execPath, [
     path.join(BENCH_DIR, 'node-baseline.mjs'),
@@ -290,7 +350,7 @@ async function main() {
   ]);
   const nodeUrl = `http://${HOST}:${nodePort}`;
   await waitForHttp(`${nodeUrl}${paths[0]}`, nodeBaseline);
-  targets.push({ name: 'node:http', url: nodeUrl });
+  targets.push({ name: 'node:http', url: nodeUrl, pid: nodeBaseline.child.pid });
 
   if (haveNginx) {
     const nginxDir = path.join(tmp, 'nginx');
@@ -301,7 +361,7 @@ async function main() {
     const nginx = spawnManaged('nginx', 'nginx', ['-p', nginxDir, '-c', confPath]);
     const nginxUrl = `http://${HOST}:${nginxPort}`;
     await waitForHttp(`${nginxUrl}${paths[0]}`, nginx);
-    targets.push({ name: 'nginx', url: nginxUrl });
+    targets.push({ name: 'nginx', url: nginxUrl, pid: nginx.child.pid });
   }
 
   // Every target must send the same bytes, for a spread of paths.
@@ -331,14 +391,16 @@ async function main() {
       'request = function()\n  return wrk.format(nil, paths[math.random(n)])\nend\n',
   );
 
-  /** @type {{ round: number, target: string, rps: number, p50Ms: number, p90Ms: number, p99Ms: number, requests: number, bytesPerResponse: number, non2xx: number, socketErrors: number }[]} */
+  /** @type {{ round: number, target: string, rps: number, p50Ms: number, p90Ms: number, p99Ms: number, requests: number, bytesPerResponse: number, non2xx: number, socketErrors: number, cpu: CpuShare | null }[]} */
   const runs = [];
   console.log('');
   for (let round = 1; round <= config.rounds; round++) {
     for (const target of targets) {
       const common = { url: `${target.url}/`, script, threads: config.threads, connections: config.connections };
       if (config.warmupSeconds > 0) await runWrk({ ...common, seconds: config.warmupSeconds });
+      const before = cpuSnapshot(target.pid);
       const r = await runWrk({ ...common, seconds: config.seconds });
+      const cpu = cpuSince(before, target.pid);
       const run = {
         round,
         target: target.name,
@@ -350,12 +412,15 @@ async function main() {
         bytesPerResponse: r.requests > 0 ? Math.round(r.bytesRead / r.requests) : 0,
         non2xx: r.non2xx,
         socketErrors: r.socketErrors,
+        cpu,
       };
       runs.push(run);
       const errors = r.non2xx + r.socketErrors > 0 ? `  !! non-2xx ${r.non2xx}, socket errors ${r.socketErrors}` : '';
       console.log(
         `round ${round}/${config.rounds}  ${target.name.padEnd(9)} ${fmtInt(r.rps).padStart(8)} req/s  ` +
-          `p50 ${fmt(r.p50Ms)} ms  p99 ${fmt(r.p99Ms)} ms  ~${fmtInt(run.bytesPerResponse)} B/resp${errors}`,
+          `p50 ${fmt(r.p50Ms)} ms  p99 ${fmt(r.p99Ms)} ms  ~${fmtInt(run.bytesPerResponse)} B/resp` +
+          (cpu === null ? '' : `  cpu: server ${fmt(cpu.server)} wrk ${fmt(cpu.wrk)} other ${fmt(cpu.other)}`) +
+          errors,
       );
     }
   }
@@ -372,6 +437,8 @@ async function main() {
           minRps: Math.min(...mine.map((r) => r.rps)),
           maxRps: Math.max(...mine.map((r) => r.rps)),
           errors: mine.reduce((sum, r) => sum + r.non2xx + r.socketErrors, 0),
+          medianServerCores: median(mine.flatMap((r) => (r.cpu === null ? [] : [r.cpu.server]))),
+          maxOtherCores: Math.max(...mine.map((r) => r.cpu?.other ?? 0)),
         },
       ];
     }),
@@ -391,11 +458,11 @@ async function main() {
     p99: { targetMs: TARGET_P99_MS, valueMs: htmldrop.medianP99Ms, pass: htmldrop.medianP99Ms < TARGET_P99_MS },
   };
 
-  const rows = [['target', 'req/s (median)', 'min-max req/s', 'p99 ms (median)', 'htmldrop/target']];
+  const rows = [['target', 'req/s (median)', 'min-max req/s', 'p99 ms (median)', 'server cores', 'htmldrop/target']];
   for (const name of ['htmldrop', 'node:http', 'nginx']) {
     const s = summary[name];
     if (s === undefined) {
-      rows.push([name, 'skipped', '', '', '']);
+      rows.push([name, 'skipped', '', '', '', '']);
       continue;
     }
     rows.push([
@@ -403,10 +470,11 @@ async function main() {
       fmtInt(s.medianRps),
       `${fmtInt(s.minRps)}-${fmtInt(s.maxRps)}`,
       fmt(s.medianP99Ms),
+      fmt(s.medianServerCores),
       fmt(htmldrop.medianRps / s.medianRps),
     ]);
   }
-  console.log(`\n${table(rows, [false, true, true, true, true])}\n`);
+  console.log(`\n${table(rows, [false, true, true, true, true, true])}\n`);
   console.log(
     `htmldrop/node:  ${fmt(ratios['htmldrop/node'] ?? Number.NaN)}` +
       (ratios['htmldrop/nginx'] === null
@@ -418,6 +486,13 @@ async function main() {
   const totalErrors = Object.values(summary).reduce((sum, s) => sum + s.errors, 0);
   if (totalErrors > 0)
     console.log(`WARNING: ${totalErrors} non-2xx responses or socket errors during the runs (see above)`);
+  const disturbed = runs.filter((r) => (r.cpu?.other ?? 0) > OTHER_LOAD_WARN_CORES);
+  if (disturbed.length > 0) {
+    console.log(
+      `WARNING: other processes used more than ${OTHER_LOAD_WARN_CORES} cores during ${disturbed.length} of ` +
+        `${runs.length} runs (cpu: other, above): numbers are disturbed; rerun on a quiet machine`,
+    );
+  }
   const loadEnd = os.loadavg();
 
   const stamp = new Date().toISOString().replace(/[:.]/g, '-');
@@ -450,6 +525,7 @@ try {
   const passed = await main();
   if (STRICT && !passed) exitCode = 1;
 } catch (error) {
+  if (interrupted()) await new Promise(() => undefined); // the signal handler cleans up and exits
   console.error(`bench:raw failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
   exitCode = 1;
 } finally {
