@@ -1,5 +1,6 @@
 /** Composition root: config -> store -> migrate -> app -> listen; graceful shutdown on SIGINT/SIGTERM. */
 import { type Config, ConfigError, isLoopbackHost, loadConfig } from './config.js';
+import { DEVICE_RETENTION_MS } from './domain/device-flow.js';
 import { type App, buildApp } from './http/app.js';
 import { openStore } from './storage/index.js';
 import type { Store } from './storage/store.js';
@@ -23,7 +24,9 @@ export async function startServer(config: Config): Promise<{ app: App; store: St
   }
   const app = await buildApp({ config, store, logger: { level: config.logLevel } });
   const purge = setInterval(() => {
-    store.purgeExpired(Date.now()).catch((error: unknown) => app.log.error({ err: error }, 'purge failed'));
+    store
+      .purgeExpired(Date.now(), DEVICE_RETENTION_MS)
+      .catch((error: unknown) => app.log.error({ err: error }, 'purge failed'));
   }, PURGE_INTERVAL_MS);
   purge.unref();
   await app.listen({ port: config.port, host: config.host });

@@ -66,3 +66,17 @@ export interface ListQuery {
   /** AND-combined equality filters on metadata values. */
   readonly metadata: Metadata;
 }
+
+/** Stored state of a device-code request; the public poll status is derived from it (domain/device-flow.ts). */
+export type DeviceRequestState = 'pending' | 'approved' | 'denied' | 'claimed';
+
+export interface DeviceRequest {
+  readonly id: string;
+  /** Normalised user code, 8 characters without the dash. */
+  readonly userCode: string;
+  readonly label: string | null;
+  readonly state: DeviceRequestState;
+  readonly accountId: string | null;
+  readonly createdAt: number;
+  readonly expiresAt: number;
+}

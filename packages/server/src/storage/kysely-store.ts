@@ -1,9 +1,17 @@
 /** The Store, written once over Kysely. Dialect-specific SQL comes from the Dialect. */
 import { type Kysely, Migrator, type Selectable, type Transaction } from 'kysely';
-import type { Account, DropRecord, ListQuery, TokenInfo, VersionInfo } from '../domain/types.js';
+import type {
+  Account,
+  DeviceRequest,
+  DeviceRequestState,
+  DropRecord,
+  ListQuery,
+  TokenInfo,
+  VersionInfo,
+} from '../domain/types.js';
 import type { Dialect } from './dialect.js';
 import { migrationProvider } from './migrations/index.js';
-import type { AccountsTable, Database, DropsTable, TokensTable } from './schema.js';
+import type { AccountsTable, Database, DeviceRequestsTable, DropsTable, TokensTable } from './schema.js';
 import type { DropChanges, Identity, NewDrop, NewVersion, RateWindow, Store } from './store.js';
 
 const DROP_COLUMNS = [
@@ -37,6 +45,18 @@ function toDrop(row: DropRow): DropRecord {
     metadata: JSON.parse(row.metadata) as Record<string, string>,
     createdAt: Number(row.created_at),
     updatedAt: Number(row.updated_at),
+  };
+}
+
+function toDeviceRequest(row: Selectable<DeviceRequestsTable>): DeviceRequest {
+  return {
+    id: row.id,
+    userCode: row.user_code,
+    label: row.label,
+    state: row.status as DeviceRequestState,
+    accountId: row.account_id,
+    createdAt: Number(row.created_at),
+    expiresAt: Number(row.expires_at),
   };
 }
 
@@ -519,8 +539,91 @@ export function createKyselyStore(dialect: Dialect): Store {
       });
     },
 
-    async purgeExpired(now) {
+    async purgeExpired(now, deviceRetentionMs) {
       await db.deleteFrom('rate_windows').where('ends_at', '<=', now).execute();
+      await db
+        .deleteFrom('device_requests')
+        .where('expires_at', '<', now - deviceRetentionMs)
+        .execute();
+    },
+
+    async createDeviceRequest(request) {
+      const result = await db
+        .insertInto('device_requests')
+        .values({
+          id: request.id,
+          poll_hash: request.pollHash,
+          user_code: request.userCode,
+          label: request.label,
+          status: 'pending',
+          account_id: null,
+          created_at: request.now,
+          expires_at: request.expiresAt,
+          decided_at: null,
+        })
+        .onConflict((oc) => oc.column('user_code').doNothing())
+        .returning('id')
+        .executeTakeFirst();
+      return result !== undefined;
+    },
+
+    async findDeviceRequestByCode(userCode) {
+      const row = await db
+        .selectFrom('device_requests')
+        .selectAll()
+        .where('user_code', '=', userCode)
+        .executeTakeFirst();
+      return row === undefined ? undefined : toDeviceRequest(row);
+    },
+
+    async findDeviceRequestByPollHash(pollHash) {
+      const row = await db
+        .selectFrom('device_requests')
+        .selectAll()
+        .where('poll_hash', '=', pollHash)
+        .executeTakeFirst();
+      return row === undefined ? undefined : toDeviceRequest(row);
+    },
+
+    async decideDeviceRequest(userCode, decision, now) {
+      const result = await db
+        .updateTable('device_requests')
+        .set(
+          decision === 'deny'
+            ? { status: 'denied', decided_at: now }
+            : { status: 'approved', account_id: decision.approve, decided_at: now },
+        )
+        .where('user_code', '=', userCode)
+        .where('status', '=', 'pending')
+        .where('expires_at', '>', now)
+        .executeTakeFirst();
+      return result.numUpdatedRows > 0n;
+    },
+
+    claimDeviceRequest(pollHash, token, now) {
+      return inTransaction<{ accountId: string; label: string | null } | undefined, never>(db, async (trx) => {
+        const row = await trx
+          .updateTable('device_requests')
+          .set({ status: 'claimed' })
+          .where('poll_hash', '=', pollHash)
+          .where('status', '=', 'approved')
+          .returning(['account_id', 'label'])
+          .executeTakeFirst();
+        if (row === undefined || row.account_id === null) return undefined;
+        await trx
+          .insertInto('tokens')
+          .values({
+            id: token.id,
+            hash: token.hash,
+            account_id: row.account_id,
+            label: row.label,
+            created_at: now,
+            last_used_at: null,
+            revoked_at: null,
+          })
+          .execute();
+        return { accountId: row.account_id, label: row.label };
+      });
     },
   };
 }

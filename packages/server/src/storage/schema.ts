@@ -58,7 +58,21 @@ export interface SettingsTable {
   value: string;
 }
 
+export interface DeviceRequestsTable {
+  id: string;
+  poll_hash: string;
+  user_code: string;
+  label: string | null;
+  /** pending | approved | denied | claimed */
+  status: string;
+  account_id: string | null;
+  created_at: number;
+  expires_at: number;
+  decided_at: number | null;
+}
+
 export interface Database {
+  device_requests: DeviceRequestsTable;
   settings: SettingsTable;
   accounts: AccountsTable;
   tokens: TokensTable;

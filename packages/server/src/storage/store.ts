@@ -5,6 +5,7 @@
  */
 import type {
   Account,
+  DeviceRequest,
   DropRecord,
   ListQuery,
   Metadata,
@@ -146,6 +147,35 @@ export interface Store {
   ensureSetting(key: string, proposed: string): Promise<string>;
   /** Adds view counts in one batch. */
   addViews(counts: ReadonlyMap<string, number>): Promise<void>;
-  /** Removes expired rate-window counters. */
-  purgeExpired(now: number): Promise<void>;
+  /**
+   * Removes expired rate-window counters, and device requests whose lifetime ended more than
+   * `deviceRetentionMs` ago.
+   */
+  purgeExpired(now: number, deviceRetentionMs: number): Promise<void>;
+
+  /** Stores a new pending device request. False when the user code is already taken (the caller draws another). */
+  createDeviceRequest(request: {
+    id: string;
+    pollHash: string;
+    userCode: string;
+    label: string | null;
+    now: number;
+    expiresAt: number;
+  }): Promise<boolean>;
+  findDeviceRequestByCode(userCode: string): Promise<DeviceRequest | undefined>;
+  findDeviceRequestByPollHash(pollHash: string): Promise<DeviceRequest | undefined>;
+  /**
+   * Approves (for `accountId`) or denies a request, only while it is pending and unexpired at `now`.
+   * Atomic: of concurrent decisions exactly one succeeds. False when nothing changed.
+   */
+  decideDeviceRequest(userCode: string, decision: { approve: string } | 'deny', now: number): Promise<boolean>;
+  /**
+   * The one-time reveal: moves an approved request to claimed and stores the new token for its account, in one
+   * transaction. Exactly one of many concurrent callers gets the account id back; the others get undefined.
+   */
+  claimDeviceRequest(
+    pollHash: string,
+    token: { id: string; hash: string },
+    now: number,
+  ): Promise<{ accountId: string; label: string | null } | undefined>;
 }
