@@ -34,6 +34,26 @@ export interface Limits {
   readonly passcodeWindowMs: number;
 }
 
+/** Settings of the configured identity provider (DECISIONS "Device-code flow"). */
+export type IdentityConfig =
+  | { readonly provider: 'local' }
+  | {
+      readonly provider: 'github';
+      readonly clientId: string;
+      readonly clientSecret: string;
+      /** https://github.com; a loopback stand-in in tests. */
+      readonly webUrl: string;
+      /** https://api.github.com */
+      readonly apiUrl: string;
+    }
+  | {
+      readonly provider: 'oidc';
+      readonly issuer: string;
+      readonly clientId: string;
+      readonly clientSecret: string | undefined;
+      readonly scopes: string;
+    };
+
 export interface Config {
   readonly port: number;
   readonly host: string;
@@ -43,6 +63,7 @@ export interface Config {
   readonly databaseUrl: string | undefined;
   readonly redisUrl: string | undefined;
   readonly authProvider: AuthProviderName;
+  readonly identity: IdentityConfig;
   readonly allowLocalAuth: boolean;
   readonly limits: Limits;
   /** How often coalesced token last_used_at values and view counts are written, in milliseconds (at most 5000). */
@@ -118,6 +139,50 @@ function readTrustProxy(env: Env): boolean | string {
   return raw;
 }
 
+function required(env: Env, name: string, why: string): string {
+  const value = env[name]?.trim();
+  if (value === undefined || value === '') throw new ConfigError(`${name} is required ${why}`);
+  return value;
+}
+
+function readUrl(env: Env, name: string, fallback: string): string {
+  const raw = env[name]?.trim() || fallback;
+  try {
+    const url = new URL(raw);
+    if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new Error('protocol');
+  } catch {
+    throw new ConfigError(`${name} must be an absolute http(s) URL, got "${raw}"`);
+  }
+  return raw.replace(/\/+$/, '');
+}
+
+function readIdentity(env: Env, provider: AuthProviderName): IdentityConfig {
+  switch (provider) {
+    case 'local':
+      return { provider };
+    case 'github':
+      return {
+        provider,
+        clientId: required(env, 'HTMLDROP_GITHUB_CLIENT_ID', 'with HTMLDROP_AUTH_PROVIDER=github'),
+        clientSecret: required(env, 'HTMLDROP_GITHUB_CLIENT_SECRET', 'with HTMLDROP_AUTH_PROVIDER=github'),
+        webUrl: readUrl(env, 'HTMLDROP_GITHUB_URL', 'https://github.com'),
+        apiUrl: readUrl(env, 'HTMLDROP_GITHUB_API_URL', 'https://api.github.com'),
+      };
+    case 'oidc': {
+      const issuer = required(env, 'HTMLDROP_OIDC_ISSUER', 'with HTMLDROP_AUTH_PROVIDER=oidc');
+      readUrl(env, 'HTMLDROP_OIDC_ISSUER', issuer);
+      return {
+        provider,
+        // Kept exactly as given: an issuer identifier is compared byte for byte (OpenID Connect Discovery 4.3).
+        issuer,
+        clientId: required(env, 'HTMLDROP_OIDC_CLIENT_ID', 'with HTMLDROP_AUTH_PROVIDER=oidc'),
+        clientSecret: env.HTMLDROP_OIDC_CLIENT_SECRET?.trim() || undefined,
+        scopes: env.HTMLDROP_OIDC_SCOPES?.trim() || 'openid profile',
+      };
+    }
+  }
+}
+
 /** True for addresses only this machine can reach. */
 export function isLoopbackHost(host: string): boolean {
   return host === 'localhost' || host === '::1' || host === '[::1]' || /^127\.\d+\.\d+\.\d+$/.test(host);
@@ -151,6 +216,7 @@ export function loadConfig(env: Env = process.env): Config {
     databaseUrl,
     redisUrl: env.HTMLDROP_REDIS_URL?.trim() || undefined,
     authProvider: provider,
+    identity: readIdentity(env, provider),
     allowLocalAuth: readFlag(env, 'HTMLDROP_ALLOW_LOCAL_AUTH'),
     limits,
     flushIntervalMs: readInt(env, 'HTMLDROP_FLUSH_INTERVAL_MS', 5_000, 10),

@@ -19,3 +19,20 @@ export function windowOf(now: number, size: number): { start: number; end: numbe
 export function secondsUntil(end: number, now: number): number {
   return Math.max(1, Math.ceil((end - now) / 1000));
 }
+
+/**
+ * Counts one hit against a single fixed window named `name`. Returns undefined when allowed, or the seconds until
+ * the window ends when it is full. The returned key releases the hit (see RateCounter.releaseRateWindow).
+ */
+export async function hitWindow(
+  counter: RateCounter,
+  name: string,
+  limit: number,
+  windowMs: number,
+  now: number,
+): Promise<{ key: string; retryAfterSeconds: number | undefined }> {
+  const window = windowOf(now, windowMs);
+  const key = `${name}:${window.start}`;
+  const { exceeded } = await counter.hitRateWindows([{ key, limit, endsAt: window.end }]);
+  return { key, retryAfterSeconds: exceeded === undefined ? undefined : secondsUntil(window.end, now) };
+}

@@ -3,7 +3,7 @@ import type { Store } from '../storage/store.js';
 import type { Capabilities } from './capability.js';
 import type { Clock } from './clock.js';
 import { verifyPasscode } from './passcode.js';
-import { type RateCounter, secondsUntil, windowOf } from './rate-counter.js';
+import { hitWindow, type RateCounter } from './rate-counter.js';
 
 export interface AttemptPolicy {
   /** Wrong passcodes allowed per window, per drop and client address (DECISIONS: 10 per 15 minutes). */
@@ -39,11 +39,14 @@ export async function unlockDrop(
   const stored = await deps.store.findPasscode(slug);
   if (stored === undefined) return { kind: 'not_found' };
   if (stored.hash === null) return { kind: 'open' };
-  const now = deps.clock.now();
-  const window = windowOf(now, deps.policy.windowMs);
-  const key = `p:${slug}:${client}:${window.start}`;
-  const { exceeded } = await deps.counter.hitRateWindows([{ key, limit: deps.policy.maxAttempts, endsAt: window.end }]);
-  if (exceeded !== undefined) return { kind: 'rate_limited', retryAfterSeconds: secondsUntil(window.end, now) };
+  const { key, retryAfterSeconds } = await hitWindow(
+    deps.counter,
+    `p:${slug}:${client}`,
+    deps.policy.maxAttempts,
+    deps.policy.windowMs,
+    deps.clock.now(),
+  );
+  if (retryAfterSeconds !== undefined) return { kind: 'rate_limited', retryAfterSeconds };
   if (!(await verifyPasscode(passcode, stored.hash))) return { kind: 'wrong' };
   await deps.counter.releaseRateWindow(key);
   return { kind: 'granted', ...deps.capabilities.issue(slug, stored.generation) };

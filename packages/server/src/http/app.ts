@@ -21,21 +21,26 @@ import type { Config } from '../config.js';
 import { authenticate, type Caller, createTokenUseRecorder, type TokenUseRecorder } from '../domain/accounts.js';
 import { type Capabilities, createCapabilities } from '../domain/capability.js';
 import { type Clock, systemClock } from '../domain/clock.js';
+import type { DeviceFlowDeps } from '../domain/device-flow.js';
 import type { DropChangeListener, DropDeps } from '../domain/drops.js';
 import type { RandomInt } from '../domain/ids.js';
 import { createViewCounter, type UnlockDeps, type ViewCounter } from '../domain/viewing.js';
 import { createWriteLimiter, type WriteLimiter } from '../domain/write-limit.js';
 import { ApiError, isApiError } from '../errors.js';
+import { createIdentityProvider, type IdentityProvider } from '../identity/index.js';
 import { createRawFastPath } from '../serve/fast-path.js';
 import { createRawCache, type RawCache } from '../serve/raw-cache.js';
 import type { Store } from '../storage/store.js';
 import { NOT_FOUND_PAGE } from './pages/layout.js';
 import { registerAccountRoutes } from './routes/account.js';
+import { registerAuthRoutes } from './routes/auth.js';
 import { registerDiscoveryRoutes } from './routes/discovery.js';
 import { registerDropRoutes } from './routes/drops.js';
 import { registerPrototypeRoutes } from './routes/prototypes.js';
 import { registerPublicRoutes, sendPage } from './routes/public.js';
+import { registerVerifyRoutes } from './routes/verify.js';
 import { createSchemas, type Schemas } from './schemas.js';
+import { createSigner, type Signer } from './signed-cookie.js';
 import { createValidatorCompiler, validationError } from './validation.js';
 
 declare module 'fastify' {
@@ -56,6 +61,8 @@ export interface AppOptions {
   readonly clock?: Clock;
   readonly random?: RandomInt;
   readonly logger?: FastifyServerOptions['logger'];
+  /** Overrides the configured identity provider (tests). */
+  readonly identity?: IdentityProvider;
 }
 
 /** Everything a route module needs. */
@@ -70,6 +77,9 @@ export interface RouteContext {
   readonly capabilities: Capabilities;
   readonly views: ViewCounter;
   readonly unlock: UnlockDeps;
+  readonly device: DeviceFlowDeps;
+  readonly identity: IdentityProvider;
+  readonly signer: Signer;
   /** The authenticated caller of an owner route. */
   callerOf(request: { caller: Caller | null }): Caller;
 }
@@ -131,6 +141,10 @@ export async function buildApp(options: AppOptions): Promise<App> {
   // One signing key for every instance sharing the database: the first instance to start stores it.
   const capabilityKey = await store.ensureSetting('capability_key', randomBytes(32).toString('base64url'));
   const capabilities = createCapabilities(Buffer.from(capabilityKey, 'base64url'), clock, config.capabilityTtlMs);
+  const sessionKey = await store.ensureSetting('session_key', randomBytes(32).toString('base64url'));
+  const signer = createSigner(Buffer.from(sessionKey, 'base64url'), clock);
+  const identity = options.identity ?? createIdentityProvider(config.identity);
+  const device: DeviceFlowDeps = { store, clock, ...(options.random === undefined ? {} : { random: options.random }) };
   const unlock: UnlockDeps = {
     store,
     counter: store,
@@ -239,6 +253,9 @@ export async function buildApp(options: AppOptions): Promise<App> {
     capabilities,
     views,
     unlock,
+    device,
+    identity,
+    signer,
     callerOf(request) {
       if (request.caller === null) throw new ApiError('unauthorized');
       return request.caller;
@@ -249,6 +266,8 @@ export async function buildApp(options: AppOptions): Promise<App> {
   registerAccountRoutes(app, context);
   registerDiscoveryRoutes(app, context);
   registerPublicRoutes(app, context);
+  registerAuthRoutes(app, context);
+  registerVerifyRoutes(app, context);
 
   // Coalesced background writes (token last use, view counts): periodic, and once more on close.
   let flushTimer: NodeJS.Timeout | undefined;

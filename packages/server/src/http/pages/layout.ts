@@ -12,11 +12,21 @@ const STYLE = `:root{color-scheme:light dark;--fg:#1d2430;--muted:#5b6675;--bg:#
 *{box-sizing:border-box}body{margin:0;min-height:100vh;display:grid;place-items:center;background:var(--bg);color:var(--fg);
 font:16px/1.5 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;padding:24px}
 main{max-width:480px;width:100%;background:var(--card);border-radius:14px;padding:28px;box-shadow:0 1px 3px rgba(0,0,0,.08)}
-h1{font-size:1.25rem;margin:0 0 8px}p{color:var(--muted);margin:0 0 12px}a{color:var(--accent)}`;
+h1{font-size:1.25rem;margin:0 0 8px}p{color:var(--muted);margin:0 0 12px}a{color:var(--accent)}
+.code{font:600 1.6rem/1.2 ui-monospace,SFMono-Regular,Menlo,monospace;letter-spacing:.12em;padding:12px 16px;margin:8px 0 16px;
+border-radius:10px;background:var(--bg);text-align:center}
+dl{display:grid;grid-template-columns:auto 1fr;gap:4px 12px;margin:0 0 20px;font-size:.95rem}dt{color:var(--muted)}dd{margin:0;overflow-wrap:anywhere}
+form{margin:0}.row{display:flex;gap:10px;flex-wrap:wrap}
+input[type=text],input[type=password]{width:100%;font:inherit;padding:10px 12px;border-radius:8px;border:1px solid #c9ced6;
+background:var(--card);color:var(--fg);margin:4px 0 12px}
+button,.button{font:600 .95rem/1 system-ui,sans-serif;padding:11px 18px;border-radius:8px;border:1px solid transparent;cursor:pointer;
+text-decoration:none;display:inline-block}.primary{background:var(--accent);color:#fff}
+.secondary{background:transparent;color:var(--fg);border-color:#c9ced6}.link{background:none;border:0;padding:0;color:var(--accent);font-weight:400}
+.err{color:#b42318;background:#fef3f2;border-radius:8px;padding:8px 12px}.small{font-size:.85rem}`;
 
 /** A small centred page with a heading and a message (HTML already escaped by the caller). */
-export function simplePage(title: string, bodyHtml: string): string {
-  return `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><meta name="robots" content="noindex"><title>${escapeHtml(title)} · htmldrop</title><style>${STYLE}</style></head><body><main><h1>${escapeHtml(title)}</h1>${bodyHtml}</main></body></html>`;
+export function simplePage(title: string, bodyHtml: string, headHtml = ''): string {
+  return `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><meta name="robots" content="noindex"><title>${escapeHtml(title)} · htmldrop</title><style>${STYLE}</style>${headHtml}</head><body><main><h1>${escapeHtml(title)}</h1>${bodyHtml}</main></body></html>`;
 }
 
 export const NOT_FOUND_PAGE = simplePage(

@@ -11,8 +11,10 @@ import { unlockDrop } from '../../domain/viewing.js';
 import { buildRawEntry, CACHE_LATEST, CACHE_PINNED, CACHE_PRIVATE, rawResponse } from '../../serve/raw.js';
 import type { RawEntry } from '../../serve/raw-cache.js';
 import type { RouteContext, TypedApp } from '../app.js';
+import { acceptFormPosts, formField } from '../forms.js';
 import { escapeHtml, NOT_FOUND_PAGE, simplePage } from '../pages/layout.js';
 import { renderGate, renderViewer } from '../pages/viewer.js';
+import { cookieValue, serializeCookie } from '../signed-cookie.js';
 
 export const CAPABILITY_COOKIE = 'hd_cap';
 export const CAPABILITY_PARAM = 'cap';
@@ -32,16 +34,6 @@ function requestedVersion(v: unknown): number | undefined | null {
   if (v === undefined) return undefined;
   if (typeof v !== 'string' || !/^[1-9]\d{0,9}$/.test(v)) return null;
   return Number(v);
-}
-
-/** One cookie value from a Cookie header (no dependency for one cookie). */
-function cookieValue(header: string | undefined, name: string): string | undefined {
-  if (header === undefined) return undefined;
-  for (const part of header.split(';')) {
-    const eq = part.indexOf('=');
-    if (eq !== -1 && part.slice(0, eq).trim() === name) return part.slice(eq + 1).trim();
-  }
-  return undefined;
 }
 
 /** The viewer's own CSP: inline styles, nonce'd scripts, frames only from this origin, no external requests. */
@@ -184,17 +176,12 @@ export function registerPublicRoutes(app: TypedApp, ctx: RouteContext): void {
 
   // The passcode form posts application/x-www-form-urlencoded; this encapsulated context parses it.
   app.register(async (gate) => {
-    gate.addContentTypeParser(
-      'application/x-www-form-urlencoded',
-      { parseAs: 'string', bodyLimit: 4096 },
-      (_request, body, done) => done(null, Object.fromEntries(new URLSearchParams(body as string))),
-    );
+    acceptFormPosts(gate);
     gate.post('/p/:slug/unlock', { schema: { hide: true } }, async (request, reply) => {
       const { slug } = request.params as Params;
       const requested = requestedVersion((request.query as Query).v);
       if (!isValidSlug(slug) || requested === null) return sendPage(reply, 404, NOT_FOUND_PAGE);
-      const body = request.body as Record<string, unknown> | undefined;
-      const passcode = typeof body?.passcode === 'string' ? body.passcode : '';
+      const passcode = formField(request.body, 'passcode');
       const versionQuery = requested === undefined ? '' : `?v=${requested}`;
       const result = await unlockDrop(ctx.unlock, slug, request.ip, passcode);
       const nonce = randomBytes(16).toString('base64');
@@ -216,14 +203,12 @@ export function registerPublicRoutes(app: TypedApp, ctx: RouteContext): void {
         case 'wrong':
           return sendPage(reply, 401, renderGate({ slug, action, error: 'wrong', nonce }), CACHE_PRIVATE);
         case 'granted': {
-          const cookie = [
-            `${CAPABILITY_COOKIE}=${result.token}`,
-            `Path=/p/${slug}`,
-            `Max-Age=${Math.floor(capabilities.ttlMs / 1000)}`,
-            'HttpOnly',
-            'SameSite=Lax',
-            ...(secureCookie ? ['Secure'] : []),
-          ].join('; ');
+          const cookie = serializeCookie(CAPABILITY_COOKIE, result.token, {
+            path: `/p/${slug}`,
+            maxAgeSeconds: Math.floor(capabilities.ttlMs / 1000),
+            sameSite: 'Lax',
+            secure: secureCookie,
+          });
           reply.header('set-cookie', cookie).header('cache-control', CACHE_PRIVATE);
           return reply.redirect(`/p/${slug}${versionQuery}`, 303);
         }

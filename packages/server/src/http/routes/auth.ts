@@ -1,0 +1,96 @@
+/** The device-code endpoints an agent calls (spec 4.2, DECISIONS "Device-code flow"). */
+import { Type } from '@sinclair/typebox';
+import { pollDeviceFlow, startDeviceFlow } from '../../domain/device-flow.js';
+import { sha256Hex } from '../../domain/ids.js';
+import { hitWindow } from '../../domain/rate-counter.js';
+import { ApiError } from '../../errors.js';
+import type { RouteContext, TypedApp } from '../app.js';
+
+/** Starts per client address per minute. */
+const STARTS_PER_MINUTE = 20;
+/** Polls per poll token per minute: twice the advertised interval is tolerated, beyond that 429. */
+const POLLS_PER_MINUTE = 60;
+
+function tooMany(retryAfterSeconds: number, what: string): ApiError {
+  return new ApiError('rate_limited', { message: `${what}; retry in ${retryAfterSeconds} s.`, retryAfterSeconds });
+}
+
+export function registerAuthRoutes(app: TypedApp, ctx: RouteContext): void {
+  const { config, clock, store } = ctx;
+  const errors = { '4XX': { $ref: 'Error#' } };
+
+  app.post(
+    '/api/auth/start',
+    {
+      // The body is optional (curl -X POST with nothing): validate an empty object instead.
+      preValidation: async (request) => {
+        request.body ??= {};
+      },
+      schema: {
+        summary: 'Begin the device-code flow: show verification_url and code to a human, then poll',
+        tags: ['auth'],
+        body: Type.Object({ label: Type.Optional(Type.String({ description: 'Token label, cut to 64 characters' })) }),
+        response: {
+          200: Type.Object({
+            code: Type.String({ description: 'XXXX-XXXX, for the human' }),
+            verification_url: Type.String({ format: 'uri' }),
+            poll_token: Type.String(),
+            expires_in: Type.Integer({ description: 'seconds' }),
+            poll_interval: Type.Integer({ description: 'seconds' }),
+          }),
+          ...errors,
+        },
+      },
+    },
+    async (request) => {
+      const { retryAfterSeconds } = await hitWindow(
+        store,
+        `start:${request.ip}`,
+        STARTS_PER_MINUTE,
+        60_000,
+        clock.now(),
+      );
+      if (retryAfterSeconds !== undefined)
+        throw tooMany(retryAfterSeconds, 'Too many sign-in requests from this address');
+      const flow = await startDeviceFlow(ctx.device, request.body.label);
+      return {
+        code: flow.code,
+        verification_url: `${config.baseUrl}/verify?code=${flow.code}`,
+        poll_token: flow.pollToken,
+        expires_in: flow.expiresIn,
+        poll_interval: flow.pollInterval,
+      };
+    },
+  );
+
+  app.get(
+    '/api/auth/poll',
+    {
+      schema: {
+        summary: 'Poll every poll_interval seconds while status is pending; api_token comes exactly once',
+        tags: ['auth'],
+        querystring: Type.Object({ token: Type.Optional(Type.String()) }),
+        response: {
+          200: Type.Object({
+            status: Type.Union(['pending', 'verified', 'claimed', 'expired', 'not_found'].map((s) => Type.Literal(s))),
+            api_token: Type.Optional(Type.String()),
+            user_id: Type.Optional(Type.String()),
+          }),
+          ...errors,
+        },
+      },
+    },
+    async (request) => {
+      const token = request.query.token;
+      if (token === undefined || token === '') throw new ApiError('token_required');
+      if (token.length > 200) return { status: 'not_found' };
+      const name = `poll:${sha256Hex(token).slice(0, 32)}`;
+      const { retryAfterSeconds } = await hitWindow(store, name, POLLS_PER_MINUTE, 60_000, clock.now());
+      if (retryAfterSeconds !== undefined) throw tooMany(retryAfterSeconds, 'Polling faster than poll_interval');
+      const result = await pollDeviceFlow(ctx.device, token);
+      return result.status === 'verified'
+        ? { status: result.status, api_token: result.apiToken, user_id: result.userId }
+        : { status: result.status };
+    },
+  );
+}
