@@ -8,7 +8,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { ensureAccount } from '../../domain/accounts.js';
 import { decideDeviceFlow, formatUserCode, lookupUserCode, normalizeUserCode } from '../../domain/device-flow.js';
 import { hitWindow } from '../../domain/rate-counter.js';
-import type { DeviceRequest } from '../../domain/types.js';
+import type { Account, DeviceRequest } from '../../domain/types.js';
 import { SignInError } from '../../identity/provider.js';
 import type { RouteContext, TypedApp } from '../app.js';
 import { acceptFormPosts, formField } from '../forms.js';
@@ -177,7 +177,7 @@ export function registerVerifyRoutes(app: TypedApp, ctx: RouteContext): void {
       const form = request.method === 'POST' ? (request.body as Record<string, string>) : undefined;
       if (form !== undefined && request.headers.origin !== origin)
         return outcome(reply, 403, 'error', 'Cross-site sign-in refused.');
-      let account;
+      let account: Account;
       try {
         const callbackUrl = new URL(request.url, config.baseUrl);
         const who = await identity.complete(callbackUrl, form, params);
