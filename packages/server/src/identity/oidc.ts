@@ -19,6 +19,13 @@ function isLoopbackHttp(url: URL): boolean {
   return url.protocol === 'http:' && ['127.0.0.1', 'localhost', '[::1]'].includes(url.hostname);
 }
 
+/** The display login: the first non-empty of preferred_username, nickname, email. */
+function loginOf(claims: Readonly<Record<string, unknown>>): string | undefined {
+  return [claims.preferred_username, claims.nickname, claims.email].find(
+    (value): value is string => typeof value === 'string' && value !== '',
+  );
+}
+
 export function createOidcProvider(options: OidcOptions): IdentityProvider {
   const issuer = new URL(options.issuer);
   let configuration: Promise<oidc.Configuration> | undefined;
@@ -55,23 +62,32 @@ export function createOidcProvider(options: OidcOptions): IdentityProvider {
     },
     async complete(callback, _form, params): Promise<Identity> {
       const config = await configure();
-      let claims: oidc.IDToken | undefined;
+      // The token request must repeat the authorization request's redirect_uri exactly, and openid-client takes
+      // it from the URL it is given: rebuild that from params.redirectUri (the request URL the route sees has
+      // lost any path prefix of the base URL), keeping only the provider's answer, the query.
+      const current = new URL(params.redirectUri);
+      current.search = callback.search;
+      let claims: Readonly<Record<string, unknown>> & { readonly sub: string };
       try {
-        const tokens = await oidc.authorizationCodeGrant(config, callback, {
+        const tokens = await oidc.authorizationCodeGrant(config, current, {
           pkceCodeVerifier: params.codeVerifier,
           expectedState: params.state,
           expectedNonce: params.state,
           idTokenExpected: true,
         });
-        claims = tokens.claims();
+        const idToken = tokens.claims();
+        if (idToken === undefined) throw new SignInError('The identity provider returned no ID token.');
+        claims = idToken;
+        // With the code flow, the claims of the profile and email scopes come from the UserInfo endpoint, not
+        // the ID token (OpenID Connect Core 5.4); ask it when the ID token names no login.
+        if (loginOf(idToken) === undefined && config.serverMetadata().userinfo_endpoint !== undefined) {
+          claims = { ...(await oidc.fetchUserInfo(config, tokens.access_token, idToken.sub)), sub: idToken.sub };
+        }
       } catch (error) {
+        if (error instanceof SignInError) throw error;
         throw new SignInError(`The identity provider did not sign you in (${(error as Error).message}).`);
       }
-      if (claims === undefined) throw new SignInError('The identity provider returned no ID token.');
-      const login =
-        [claims.preferred_username, claims.nickname, claims.email, claims.sub].find(
-          (value): value is string => typeof value === 'string' && value !== '',
-        ) ?? claims.sub;
+      const login = loginOf(claims) ?? claims.sub;
       return { provider: 'oidc', subject: `${options.issuer}#${claims.sub}`, login };
     },
   };

@@ -53,15 +53,18 @@ export function registerVerifyRoutes(app: TypedApp, ctx: RouteContext): void {
   const redirectUri = `${config.baseUrl}/verify/callback`;
 
   function page(reply: FastifyReply, status: number, html: string): FastifyReply {
-    return reply
-      .code(status)
-      .header('content-type', 'text/html; charset=utf-8')
-      .header('cache-control', 'no-store')
-      .header('content-security-policy', PAGE_CSP)
-      .header('x-frame-options', 'DENY')
-      .header('x-content-type-options', 'nosniff')
-      .header('referrer-policy', 'no-referrer')
-      .send(html);
+    return (
+      reply
+        .code(status)
+        .header('content-type', 'text/html; charset=utf-8')
+        .header('cache-control', 'no-store')
+        .header('content-security-policy', PAGE_CSP)
+        .header('x-frame-options', 'DENY')
+        .header('x-content-type-options', 'nosniff')
+        // Not no-referrer: with it, Chromium sends `Origin: null` on our own form posts and the Origin check fails.
+        .header('referrer-policy', 'same-origin')
+        .send(html)
+    );
   }
 
   function outcome(reply: FastifyReply, status: number, kind: Outcome, detail?: string): FastifyReply {
