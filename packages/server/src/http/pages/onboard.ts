@@ -11,18 +11,32 @@ Service: ${b}
 You upload one **complete, standalone HTML document** (inline CSS/JS, or assets from public CDNs; no local files,
 no build step). You get a public URL that never changes; uploading again creates a new numbered version behind it.
 
-## 1. Get a token (once)
-Every owner call sends \`Authorization: Bearer <token>\`. Tokens look like \`hd_...\`.
-Ask the operator of this service to mint one for you:
+## 1. Get a token (once per machine)
+Every owner call sends \`Authorization: Bearer <token>\`; tokens look like \`hd_...\` and never expire (revoke them).
+If you already have one (see "Where tokens live" below), skip to step 2. Otherwise run the device flow; a human
+approves once in a browser:
 
-    htmldrop-server token create --user <your-login> --label "<this machine>"
+    curl -s -X POST ${b}/api/auth/start -H 'Content-Type: application/json' -d '{"label":"<agent> on <host>"}'
 
-Store it where the htmldrop tools look (first match wins): a \`--token\` flag, \`./.htmldrop/token\`,
-the \`HTMLDROP_TOKEN\` environment variable, \`~/.config/htmldrop/token\` (files mode 0600). Tokens do not expire;
-revoke them with \`DELETE /api/tokens/<id>\`.
+Answer: \`code\` (XXXX-XXXX), \`verification_url\`, \`poll_token\`, \`expires_in\` (600 s), \`poll_interval\` (2 s).
+Tell the human, verbatim: "Open <verification_url>, sign in, check the code <code>, and press Approve."
+Then poll every \`poll_interval\` seconds:
 
-    export HTMLDROP_TOKEN=hd_...
+    curl -s "${b}/api/auth/poll?token=<poll_token>"
+
+- \`{"status":"pending"}\`: keep polling (stop after \`expires_in\`).
+- \`{"status":"verified","api_token":"hd_...","user_id":"u_..."}\`: the token is shown exactly once. Store it now.
+- \`claimed\`, \`expired\` (denied or too late) or \`not_found\`: stop; start again if you did not store a token.
+
+Where tokens live (first match wins): a \`--token\` flag, \`./.htmldrop/token\`, the \`HTMLDROP_TOKEN\` environment
+variable, \`~/.config/htmldrop/token\`. Store it with owner-only permissions:
+
+    mkdir -p ~/.config/htmldrop && chmod 700 ~/.config/htmldrop
+    (umask 077; printf '%s' "$API_TOKEN" > ~/.config/htmldrop/token)
+    export HTMLDROP_TOKEN=$(cat ~/.config/htmldrop/token)
     curl -s ${b}/api/me -H "Authorization: Bearer $HTMLDROP_TOKEN"
+
+(An operator can also mint one on the server: \`htmldrop-server token create --user <login>\`.)
 
 ## 2. Publish
 Send the HTML as a JSON string. \`jq\` builds the body safely from a file:
@@ -83,7 +97,8 @@ export function llmsTxt(config: Config): string {
 
 ## Key rules
 - The HTML must be one self-contained document (inline assets or public CDNs); it is shown in a sandboxed iframe.
-- Authorization: Bearer hd_... on every /api/ call except /api/onboard.
+- Authorization: Bearer hd_... on every /api/ call except /api/onboard and /api/auth/*.
+- Get a token with the device flow: POST /api/auth/start, show verification_url and code to a human, poll GET /api/auth/poll?token= every poll_interval seconds; api_token is returned exactly once.
 - Errors are {"error":{"code","message","details"}}; on 429 wait Retry-After seconds.
 `;
 }
@@ -103,7 +118,12 @@ export function agentCard(config: Config) {
       type: 'bearer',
       token_prefix: 'hd_',
       header: 'Authorization: Bearer <token>',
-      obtain: 'operator command: htmldrop-server token create --user <login>',
+      obtain: {
+        flow: 'device_code',
+        start: { method: 'POST', path: '/api/auth/start' },
+        poll: { method: 'GET', path: '/api/auth/poll?token={poll_token}' },
+        human_step: 'open verification_url and approve the code',
+      },
     },
     capabilities: [
       {
