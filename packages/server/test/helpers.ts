@@ -1,15 +1,13 @@
 /** Test harness: a real app on a real SQLite database in a temporary directory, driven through inject(). */
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import type { LightMyRequestResponse } from 'fastify';
 import { type Config, type Limits, loadConfig } from '../src/config.js';
 import { ensureAccount, issueToken } from '../src/domain/accounts.js';
 import type { Clock } from '../src/domain/clock.js';
 import { type App, buildApp } from '../src/http/app.js';
-import { createKyselyStore } from '../src/storage/kysely-store.js';
-import { openSqlite } from '../src/storage/sqlite.js';
 import type { Store } from '../src/storage/store.js';
+import { createTestDatabase } from './databases.js';
+
+export { tempDir } from './temp.js';
 
 export interface TestClock extends Clock {
   set(ms: number): void;
@@ -64,15 +62,13 @@ export interface HarnessOptions {
   readonly env?: Record<string, string>;
 }
 
-export function tempDir(prefix = 'htmldrop-test-'): string {
-  return fs.mkdtempSync(path.join(os.tmpdir(), prefix));
-}
-
+/** An app on a fresh database of the suite's dialect (TEST_DIALECT: SQLite, or PostgreSQL in its own schema). */
 export async function createHarness(options: HarnessOptions = {}): Promise<Harness> {
-  const dataDir = tempDir();
+  const database = await createTestDatabase();
+  const dataDir = database.dataDir;
   const base = loadConfig({ HTMLDROP_DATA_DIR: dataDir, HTMLDROP_BASE_URL: 'http://drops.test', ...options.env });
   const config: Config = { ...base, limits: { ...base.limits, ...options.limits } };
-  const store = createKyselyStore(openSqlite(dataDir));
+  const store = database.open();
   await store.migrate();
   const clock = options.clock ?? { now: () => Date.now() };
   const app = await buildApp({ config, store, clock });
@@ -112,7 +108,7 @@ export async function createHarness(options: HarnessOptions = {}): Promise<Harne
     async close() {
       await app.close();
       await store.close();
-      fs.rmSync(dataDir, { recursive: true, force: true });
+      await database.drop();
     },
   };
 }

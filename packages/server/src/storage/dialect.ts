@@ -10,4 +10,9 @@ export interface Dialect {
    * `key` must already be validated as a metadata key ([A-Za-z0-9_.-]).
    */
   jsonText(column: 'metadata', key: string): RawBuilder<string | null>;
+  /**
+   * Schema for Kysely's migration tables, when the dialect has schemas. Needed on PostgreSQL: without it the
+   * migrator's existence check sees migration tables of other schemas in the same database.
+   */
+  migrationSchema(): Promise<string | undefined>;
 }

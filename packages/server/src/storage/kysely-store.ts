@@ -117,7 +117,13 @@ export function createKyselyStore(dialect: Dialect): Store {
 
   return {
     async migrate() {
-      const { error, results } = await new Migrator({ db, provider: migrationProvider }).migrateToLatest();
+      const schema = await dialect.migrationSchema();
+      const migrator = new Migrator({
+        db,
+        provider: migrationProvider,
+        ...(schema === undefined ? {} : { migrationTableSchema: schema }),
+      });
+      const { error, results } = await migrator.migrateToLatest();
       const failed = results?.find((r) => r.status === 'Error');
       if (error !== undefined || failed !== undefined) {
         throw new Error(`migration ${failed?.migrationName ?? ''} failed`, { cause: error });

@@ -26,5 +26,6 @@ export function openSqliteFile(file: string): Dialect {
     name: 'sqlite',
     db,
     jsonText: (column, key) => sql<string | null>`json_extract(${sql.ref(column)}, ${`$."${key}"`})`,
+    migrationSchema: async () => undefined,
   };
 }

@@ -1,0 +1,36 @@
+/** PostgreSQL through node-postgres: the pool, its type parsing, and the dialect's quirks. */
+import { Kysely, PostgresDialect, sql } from 'kysely';
+import pg from 'pg';
+import type { Dialect } from './dialect.js';
+import type { Database } from './schema.js';
+
+export interface PostgresOptions {
+  /** Pool size per instance. */
+  readonly maxConnections?: number;
+}
+
+/**
+ * Connects to `url` (libpq form; `?options=-c%20search_path%3D<schema>` selects a schema, as the tests do).
+ * The pool connects lazily; the first query (the migration) reports an unreachable server.
+ */
+export function openPostgres(url: string, options: PostgresOptions = {}): Dialect {
+  const pool = new pg.Pool({
+    connectionString: url,
+    max: options.maxConnections ?? 10,
+    // Fail a request rather than hang when the database is unreachable.
+    connectionTimeoutMillis: 10_000,
+    application_name: 'htmldrop',
+  });
+  // An idle client's error (e.g. the server restarting) must not crash the process; the pool replaces it.
+  pool.on('error', () => undefined);
+  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+  return {
+    name: 'postgres',
+    db,
+    jsonText: (column, key) => sql<string | null>`(${sql.ref(column)}::jsonb ->> ${key})`,
+    async migrationSchema() {
+      const { rows } = await sql<{ schema: string }>`select current_schema() as schema`.execute(db);
+      return rows[0]?.schema;
+    },
+  };
+}
