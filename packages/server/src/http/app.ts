@@ -96,13 +96,33 @@ export type App = FastifyInstance & {
   };
 };
 
+/** The path of the first string (or key) holding U+0000, which no text column can store (PostgreSQL refuses it). */
+function findNul(value: unknown, path: string): string | undefined {
+  if (typeof value === 'string') return value.includes('\u0000') ? path || 'body' : undefined;
+  if (typeof value !== 'object' || value === null) return undefined;
+  for (const [key, inner] of Object.entries(value)) {
+    const at = path === '' ? key : `${path}.${key}`;
+    if (key.includes('\u0000')) return at;
+    const found = findNul(inner, at);
+    if (found !== undefined) return found;
+  }
+  return undefined;
+}
+
 function parseJsonBody(body: string): unknown {
   if (body.trim() === '') return undefined;
+  let parsed: unknown;
   try {
-    return secureJson.parse(body, undefined, { protoAction: 'error', constructorAction: 'error' });
+    parsed = secureJson.parse(body, undefined, { protoAction: 'error', constructorAction: 'error' });
   } catch {
     throw new ApiError('invalid_json', { message: 'The request body is not valid JSON.' });
   }
+  const field = findNul(parsed, '');
+  if (field !== undefined) {
+    // Browsers replace U+0000 in HTML anyway; refusing it keeps both databases storing exactly what they accept.
+    throw new ApiError('invalid_arg', { message: `${field} contains a NUL character (U+0000).`, details: { field } });
+  }
+  return parsed;
 }
 
 /** Maps anything thrown during a request to the one ApiError the client sees. */

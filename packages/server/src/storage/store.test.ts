@@ -1,0 +1,225 @@
+/**
+ * The storage conformance suite: the Store contract, run against every dialect on a real database
+ * (SQLite file; PostgreSQL schema). Atomicity claims of store.ts are exercised with concurrent calls.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTestDatabase, DIALECTS, type TestDatabase } from '../../test/databases.js';
+import type { Account } from '../domain/types.js';
+import type { NewDrop, Store } from './store.js';
+
+const T0 = Date.UTC(2026, 10, 21, 12);
+
+for (const dialect of DIALECTS) {
+  describe(`Store on ${dialect}`, () => {
+    let database: TestDatabase;
+    let store: Store;
+    let account: Account;
+    let n = 0;
+
+    beforeAll(async () => {
+      database = await createTestDatabase(dialect);
+      store = database.open();
+      await store.migrate();
+      account = await store.ensureAccount(
+        { provider: 'local', subject: 'ann', login: 'ann' },
+        'u_ann0000000000000',
+        T0,
+      );
+    });
+    afterAll(async () => {
+      await store.close();
+      await database.drop();
+    });
+
+    const newDrop = (accountId: string, overrides: Partial<NewDrop> = {}): NewDrop => ({
+      slug: `s${dialect[0]}${(n++).toString().padStart(8, '0')}`,
+      accountId,
+      title: 't',
+      description: null,
+      html: '<p>x</p>',
+      sizeBytes: 8,
+      context: null,
+      metadata: {},
+      passcodeHash: null,
+      now: T0 + n,
+      ...overrides,
+    });
+
+    it('migrates idempotently, also when several instances start at once', async () => {
+      const others = [database.open(), database.open(), database.open()];
+      await Promise.all(others.map((s) => s.migrate()));
+      await store.migrate();
+      await Promise.all(others.map((s) => s.close()));
+    });
+
+    it('binds one account to one identity, even under concurrent first sign-ins', async () => {
+      const results = await Promise.all(
+        ['u_aaaaaaaaaaaaaaaa', 'u_bbbbbbbbbbbbbbbb', 'u_cccccccccccccccc'].map((id) =>
+          store.ensureAccount({ provider: 'github', subject: '42', login: 'octo' }, id, T0),
+        ),
+      );
+      expect(new Set(results.map((a) => a.id)).size).toBe(1);
+    });
+
+    it('creates drops atomically with the quota', async () => {
+      const owner = await store.ensureAccount(
+        { provider: 'local', subject: 'quota', login: 'quota' },
+        'u_quota0000000000',
+        T0,
+      );
+      const created = await Promise.all(Array.from({ length: 20 }, () => store.createDrop(newDrop(owner.id), 3)));
+      expect(created.filter((d) => d !== undefined)).toHaveLength(3);
+      expect((await store.findAccount(owner.id))?.dropCount).toBe(3);
+      expect(
+        (
+          await store.listDrops(owner.id, {
+            page: 1,
+            pageSize: 50,
+            sortBy: 'created_at',
+            sortOrder: 'desc',
+            metadata: {},
+          })
+        ).total,
+      ).toBe(3);
+    });
+
+    it('numbers versions from the highest ever issued, atomically with the cap', async () => {
+      const drop = await store.createDrop(newDrop(account.id), 1000);
+      const slug = drop?.slug ?? '';
+      const version = { html: '<p>v</p>', sizeBytes: 8, context: null, now: T0 };
+      const results = await Promise.all(Array.from({ length: 10 }, () => store.appendVersion(slug, version, {}, 5)));
+      const appended = results.filter((r) => typeof r === 'object');
+      expect(appended).toHaveLength(4);
+      expect(results.filter((r) => r === 'version_limit')).toHaveLength(6);
+      expect((await store.listVersions(slug)).map((v) => v.version)).toEqual([5, 4, 3, 2, 1]);
+      expect(await store.deleteVersion(slug, 5, T0)).toMatchObject({ latestVersion: 4, versionCount: 4 });
+      expect(await store.appendVersion(slug, version, {}, 5)).toMatchObject({ latestVersion: 6 });
+      expect(await store.appendVersion('nope', version, {}, 5)).toBe('not_found');
+    });
+
+    it('keeps at least one version under concurrent deletes', async () => {
+      const drop = await store.createDrop(newDrop(account.id), 1000);
+      const slug = drop?.slug ?? '';
+      await store.appendVersion(slug, { html: 'x', sizeBytes: 1, context: null, now: T0 }, {}, 10);
+      const results = await Promise.all([1, 2, 1, 2].map((v) => store.deleteVersion(slug, v, T0)));
+      expect(results.filter((r) => typeof r === 'object')).toHaveLength(1);
+      expect(await store.listVersions(slug)).toHaveLength(1);
+      expect(await store.deleteVersion(slug, 99, T0)).toBe('version_not_found');
+      expect(await store.deleteVersion('nope', 1, T0)).toBe('not_found');
+    });
+
+    it('filters by metadata with AND and sorts with a stable tie-breaker', async () => {
+      const owner = await store.ensureAccount(
+        { provider: 'local', subject: 'tags', login: 'tags' },
+        'u_tags00000000000',
+        T0,
+      );
+      for (const [i, metadata] of [{ a: '1', b: 'x' }, { a: '1', b: 'y' }, { a: '2' }, { 'k.e-y_': 'v' }].entries()) {
+        await store.createDrop(newDrop(owner.id, { metadata, now: T0 + i }), 100);
+      }
+      const list = (metadata: Record<string, string>) =>
+        store.listDrops(owner.id, { page: 1, pageSize: 10, sortBy: 'created_at', sortOrder: 'asc', metadata });
+      expect((await list({ a: '1' })).total).toBe(2);
+      expect((await list({ a: '1', b: 'y' })).items.map((d) => d.metadata)).toEqual([{ a: '1', b: 'y' }]);
+      expect((await list({ 'k.e-y_': 'v' })).total).toBe(1);
+      expect((await list({ zzz: '1' })).total).toBe(0);
+      const page2 = await store.listDrops(owner.id, {
+        page: 2,
+        pageSize: 3,
+        sortBy: 'view_count',
+        sortOrder: 'desc',
+        metadata: {},
+      });
+      expect(page2.items).toHaveLength(1);
+    });
+
+    it('counts rate windows all-or-nothing and never above the limit', async () => {
+      const windows = [
+        { key: `${dialect}:m`, limit: 5, endsAt: T0 + 60_000 },
+        { key: `${dialect}:d`, limit: 7, endsAt: T0 + 86_400_000 },
+      ];
+      const results = await Promise.all(Array.from({ length: 12 }, () => store.hitRateWindows(windows)));
+      expect(results.filter((r) => r.exceeded === undefined)).toHaveLength(5);
+      expect(results.filter((r) => r.exceeded === 0)).toHaveLength(7);
+      await store.releaseRateWindow(`${dialect}:m`);
+      expect((await store.hitRateWindows(windows)).exceeded).toBeUndefined();
+      expect((await store.hitRateWindows(windows)).exceeded).toBe(0);
+      await store.purgeExpired(T0 + 60_000, 0);
+      expect((await store.hitRateWindows(windows)).exceeded).toBeUndefined();
+    });
+
+    it('hands every caller the same setting, the first stored', async () => {
+      const values = await Promise.all(['a', 'b', 'c', 'd'].map((v) => store.ensureSetting(`${dialect}-key`, v)));
+      expect(new Set(values).size).toBe(1);
+    });
+
+    it('claims an approved device request exactly once', async () => {
+      await store.createDeviceRequest({
+        id: `dr-${dialect}`,
+        pollHash: `ph-${dialect}`,
+        userCode: 'ABCDEFGH',
+        label: 'l',
+        now: T0,
+        expiresAt: T0 + 600_000,
+      });
+      expect(
+        await store.createDeviceRequest({
+          id: `dr2-${dialect}`,
+          pollHash: `ph2-${dialect}`,
+          userCode: 'ABCDEFGH',
+          label: null,
+          now: T0,
+          expiresAt: T0 + 600_000,
+        }),
+      ).toBe(false);
+      expect(await store.decideDeviceRequest('ABCDEFGH', { approve: account.id }, T0 + 1)).toBe(true);
+      const claims = await Promise.all(
+        Array.from({ length: 10 }, (_, i) =>
+          store.claimDeviceRequest(
+            `ph-${dialect}`,
+            { id: `tok${dialect}${i}`.padEnd(12, '0').slice(0, 12), hash: `hash-${dialect}-${i}` },
+            T0 + 2,
+          ),
+        ),
+      );
+      expect(claims.filter((c) => c !== undefined)).toHaveLength(1);
+      expect((await store.findDeviceRequestByPollHash(`ph-${dialect}`))?.state).toBe('claimed');
+    });
+
+    it('records token use without moving it backwards, and adds views', async () => {
+      await store.createToken({
+        id: `${dialect}tokenid`.slice(0, 12),
+        hash: `h-${dialect}`,
+        accountId: account.id,
+        label: null,
+        now: T0,
+      });
+      const id = `${dialect}tokenid`.slice(0, 12);
+      await store.recordTokenUse(new Map([[id, T0 + 100]]));
+      await store.recordTokenUse(new Map([[id, T0 + 50]]));
+      expect((await store.findActiveToken(`h-${dialect}`))?.token.lastUsedAt).toBe(T0 + 100);
+      expect(await store.revokeToken(id, 'u_someoneelse0000', T0)).toBe(false);
+      expect(await store.revokeToken(id, account.id, T0)).toBe(true);
+      expect(await store.findActiveToken(`h-${dialect}`)).toBeUndefined();
+
+      const drop = await store.createDrop(newDrop(account.id), 1000);
+      const slug = drop?.slug ?? '';
+      await Promise.all([store.addViews(new Map([[slug, 3]])), store.addViews(new Map([[slug, 4]]))]);
+      expect((await store.findDrop(slug))?.viewCount).toBe(7);
+    });
+
+    it('stores HTML byte for byte and serves the latest or a pinned version', async () => {
+      const html = '\uFEFF<!doctype html>\r\n<p>é 漢字 😀</p>\t';
+      const drop = await store.createDrop(newDrop(account.id, { html }), 1000);
+      const slug = drop?.slug ?? '';
+      expect((await store.getVersionContent(slug, undefined))?.html).toBe(html);
+      await store.appendVersion(slug, { html: 'two', sizeBytes: 3, context: 'why', now: T0 }, { title: 'T2' }, 10);
+      expect((await store.getVersionContent(slug, undefined))?.html).toBe('two');
+      expect((await store.getVersionContent(slug, 1))?.html).toBe(html);
+      expect(await store.getVersion(slug, 2)).toMatchObject({ context: 'why', hasContext: true });
+      expect(await store.deleteDrop(slug)).toBe(true);
+      expect(await store.getVersionContent(slug, 1)).toBeUndefined();
+      expect(await store.deleteDrop(slug)).toBe(false);
+    });
+  });
+}
