@@ -114,7 +114,13 @@ for (const dialect of DIALECTS) {
         'u_tags00000000000',
         T0,
       );
-      for (const [i, metadata] of [{ a: '1', b: 'x' }, { a: '1', b: 'y' }, { a: '2' }, { 'k.e-y_': 'v' }].entries()) {
+      const tagSets: Array<Record<string, string>> = [
+        { a: '1', b: 'x' },
+        { a: '1', b: 'y' },
+        { a: '2' },
+        { 'k.e-y_': 'v' },
+      ];
+      for (const [i, metadata] of tagSets.entries()) {
         await store.createDrop(newDrop(owner.id, { metadata, now: T0 + i }), 100);
       }
       const list = (metadata: Record<string, string>) =>
