@@ -85,7 +85,11 @@ export function createOidcProvider(options: OidcOptions): IdentityProvider {
         }
       } catch (error) {
         if (error instanceof SignInError) throw error;
-        throw new SignInError(`The identity provider did not sign you in (${(error as Error).message}).`);
+        // openid-client's message is generic ("invalid response encountered"); the reason is in its cause.
+        const cause = (error as Error).cause;
+        const reason =
+          cause instanceof Error ? `${(error as Error).message}: ${cause.message}` : (error as Error).message;
+        throw new SignInError(`The identity provider did not sign you in (${reason}).`, { cause: error });
       }
       const login = loginOf(claims) ?? claims.sub;
       return { provider: 'oidc', subject: `${options.issuer}#${claims.sub}`, login };

@@ -1,0 +1,206 @@
+/**
+ * Sign-in through a real OpenID Connect provider (oidc-provider on loopback), driven in real headless Chromium:
+ * the agent's start, /verify, the provider's login and consent, the callback, approval, and the token it yields.
+ * The provider is at `localhost`, the service at `127.0.0.1`: two different sites, as in production, so the
+ * SameSite cookies of /verify are exercised across a cross-site redirect.
+ */
+import type { Browser, BrowserContext } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { launchBrowser, screenshotPath } from './browser.js';
+import { createHarness, type Harness } from './helpers.js';
+import { DEFAULT_OIDC_USER, type OidcTestProvider, startOidcProvider } from './oidc-provider.js';
+import { freePort } from './process.js';
+
+let h: Harness;
+let op: OidcTestProvider;
+let browser: Browser;
+let base: string;
+
+beforeAll(async () => {
+  const port = await freePort();
+  base = `http://127.0.0.1:${port}`;
+  op = await startOidcProvider({ redirectUris: [`${base}/verify/callback`], host: 'localhost' });
+  h = await createHarness({
+    env: {
+      HTMLDROP_BASE_URL: base,
+      HTMLDROP_AUTH_PROVIDER: 'oidc',
+      HTMLDROP_OIDC_ISSUER: op.issuer,
+      HTMLDROP_OIDC_CLIENT_ID: op.clientId,
+      HTMLDROP_OIDC_CLIENT_SECRET: op.clientSecret,
+    },
+  });
+  await h.app.listen({ port, host: '127.0.0.1' });
+  browser = await launchBrowser();
+});
+afterAll(async () => {
+  await browser?.close();
+  await h?.close();
+  await op?.close();
+});
+
+interface Started {
+  readonly code: string;
+  readonly verification_url: string;
+  readonly poll_token: string;
+}
+
+async function start(label: string): Promise<Started> {
+  const response = await fetch(`${base}/api/auth/start`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ label }),
+  });
+  expect(response.status).toBe(200);
+  return (await response.json()) as Started;
+}
+
+async function poll(started: Started): Promise<Record<string, unknown>> {
+  const response = await fetch(`${base}/api/auth/poll?token=${encodeURIComponent(started.poll_token)}`);
+  expect(response.status).toBe(200);
+  return (await response.json()) as Record<string, unknown>;
+}
+
+async function me(token: string): Promise<Record<string, unknown>> {
+  const response = await fetch(`${base}/api/me`, { headers: { authorization: `Bearer ${token}` } });
+  expect(response.status).toBe(200);
+  return (await response.json()) as Record<string, unknown>;
+}
+
+/** The human's part, from the verification URL to the approved outcome. */
+async function signInAndApprove(context: BrowserContext, started: Started, label: string, shot: string) {
+  const page = await context.newPage();
+  try {
+    await page.goto(started.verification_url);
+    expect(await page.locator('#user-code').textContent()).toBe(started.code);
+    expect(await page.locator('#request-label').textContent()).toBe(label);
+    expect(await page.locator('#request-time').textContent()).toMatch(/\S/);
+    await page.screenshot({ path: screenshotPath(`verify-oidc-${shot}-sign-in`) });
+
+    await Promise.all([page.waitForURL(`${op.issuer}/interaction/**`), page.locator('#sign-in').click()]);
+    expect(await page.locator('#provider-client').textContent()).toBe(op.clientId);
+    await page.locator('#username').fill(DEFAULT_OIDC_USER.preferredUsername);
+    await page.screenshot({ path: screenshotPath(`verify-oidc-${shot}-provider-login`) });
+    await page.locator('#provider-login').click();
+
+    // Consent is asked once per provider session and client; then back to /verify via the callback page.
+    const next = page.locator('#provider-allow, #approve, #outcome, #provider-failure').first();
+    await next.waitFor({ timeout: 10_000 });
+    if (await page.locator('#provider-allow').isVisible()) await page.locator('#provider-allow').click();
+    await page.locator('#approve, #outcome').first().waitFor({ timeout: 10_000 });
+    if (!(await page.locator('#approve').isVisible())) {
+      throw new Error(`no approval page: ${await page.content()}\nprovider errors: ${op.errors.join('\n')}`);
+    }
+    expect(page.url()).toBe(`${base}/verify?code=${started.code}`);
+    expect(await page.locator('#user-code').textContent()).toBe(started.code);
+    expect(await page.locator('#signed-in-as').textContent()).toContain(DEFAULT_OIDC_USER.preferredUsername);
+    await page.screenshot({ path: screenshotPath(`verify-oidc-${shot}-confirm`) });
+
+    await page.locator('#approve').click();
+    await page.locator('#outcome').waitFor();
+    expect(await page.locator('#outcome').getAttribute('data-outcome')).toBe('approved');
+    await page.screenshot({ path: screenshotPath(`verify-oidc-${shot}-approved`) });
+  } finally {
+    await page.close();
+  }
+}
+
+describe('sign-in with OpenID Connect in Chromium', () => {
+  it('signs in at the provider, approves, and hands the agent one working token', async () => {
+    const started = await start('oidc e2e');
+    expect(started.verification_url).toBe(`${base}/verify?code=${started.code}`);
+    expect(await poll(started)).toEqual({ status: 'pending' });
+
+    const context = await browser.newContext();
+    await signInAndApprove(context, started, 'oidc e2e', 'first');
+    // The sign-in cookie is spent; the session cookie is host-only, HttpOnly, Strict and scoped to /verify.
+    const cookies = await context.cookies(`${base}/verify`);
+    expect(cookies.find((c) => c.name === 'hd_signin')).toBeUndefined();
+    expect(cookies.find((c) => c.name === 'hd_session')).toMatchObject({
+      httpOnly: true,
+      sameSite: 'Strict',
+      path: '/verify',
+    });
+    await context.close();
+
+    const verified = await poll(started);
+    expect(verified).toEqual({
+      status: 'verified',
+      api_token: expect.stringMatching(/^hd_/),
+      user_id: expect.stringMatching(/^u_/),
+    });
+    expect(await poll(started)).toEqual({ status: 'claimed' });
+
+    const account = await me(String(verified.api_token));
+    expect(account).toMatchObject({
+      user_id: verified.user_id,
+      login: DEFAULT_OIDC_USER.preferredUsername,
+      provider: 'oidc',
+      token: { label: 'oidc e2e' },
+    });
+    // One account per (issuer, sub).
+    expect((await h.store.findAccount(String(verified.user_id)))?.subject).toBe(
+      `${op.issuer}#${DEFAULT_OIDC_USER.sub}`,
+    );
+    expect(op.errors).toEqual([]);
+    expect(op.grants).toBeGreaterThan(0);
+  });
+
+  it('gives a second sign-in of the same user a second token on the same account', async () => {
+    const first = await start('oidc e2e');
+    const second = await start('oidc e2e again');
+    const tokens: Record<string, unknown>[] = [];
+    const loginsBefore = op.logins.length;
+    for (const [index, started] of [first, second].entries()) {
+      const context = await browser.newContext();
+      await signInAndApprove(context, started, index === 0 ? 'oidc e2e' : 'oidc e2e again', `repeat-${index}`);
+      await context.close();
+      tokens.push(await poll(started));
+    }
+    expect(op.logins.length - loginsBefore).toBe(2);
+    const [a, b] = tokens;
+    expect(a?.status).toBe('verified');
+    expect(b?.status).toBe('verified');
+    expect(a?.api_token).not.toBe(b?.api_token);
+    expect(a?.user_id).toBe(b?.user_id);
+    const [meA, meB] = await Promise.all([me(String(a?.api_token)), me(String(b?.api_token))]);
+    expect(meA.user_id).toBe(meB.user_id);
+    expect(meB).toMatchObject({ login: DEFAULT_OIDC_USER.preferredUsername, provider: 'oidc' });
+    expect((meA.token as { id: string }).id).not.toBe((meB.token as { id: string }).id);
+  });
+
+  it('refuses an answer from the provider whose state was changed on the way back', async () => {
+    const started = await start('oidc tampered');
+    const context = await browser.newContext();
+    const page = await context.newPage();
+    // The provider's answer arrives with another state, as if altered on the way or crafted by an attacker.
+    let genuine: URL | undefined;
+    const grantsBefore = op.grants;
+    op.tamperWithAnswer = (answer) => {
+      genuine = new URL(answer);
+      const forged = new URL(answer);
+      forged.searchParams.set('state', 'not-the-state-of-this-browser');
+      return forged;
+    };
+    await page.goto(started.verification_url);
+    await Promise.all([page.waitForURL(`${op.issuer}/interaction/**`), page.locator('#sign-in').click()]);
+    await page.locator('#username').fill(DEFAULT_OIDC_USER.preferredUsername);
+    await page.locator('#provider-login').click();
+    try {
+      await page.locator('#provider-allow, #outcome').first().waitFor({ timeout: 10_000 });
+      if (await page.locator('#provider-allow').isVisible()) await page.locator('#provider-allow').click();
+      await page.locator('#outcome').waitFor({ timeout: 10_000 });
+    } finally {
+      op.tamperWithAnswer = undefined;
+    }
+    expect(genuine?.searchParams.get('code')).toMatch(/\S/);
+    expect(page.url()).toContain(`${base}/verify/callback?`);
+    expect(page.url()).toContain('state=not-the-state-of-this-browser');
+    expect(await page.locator('#outcome').getAttribute('data-outcome')).toBe('error');
+    // Refused before the code was exchanged: the provider saw no token request.
+    expect(op.grants).toBe(grantsBefore);
+    await page.screenshot({ path: screenshotPath('verify-oidc-tampered-state') });
+    expect((await context.cookies(`${base}/verify`)).find((c) => c.name === 'hd_session')).toBeUndefined();
+    await context.close();
+    expect(await poll(started)).toEqual({ status: 'pending' });
+  });
+});
