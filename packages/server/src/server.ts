@@ -1,5 +1,8 @@
 /** Composition root: config -> store -> migrate -> app -> listen; graceful shutdown on SIGINT/SIGTERM. */
 import { type Config, ConfigError, isLoopbackHost, loadConfig } from './config.js';
+import { createPostgresBus } from './coordination/postgres-bus.js';
+import { createRedisCoordination } from './coordination/redis.js';
+import { createFollowingClock } from './domain/clock.js';
 import { DEVICE_RETENTION_MS } from './domain/device-flow.js';
 import { type App, buildApp } from './http/app.js';
 import { openStore } from './storage/index.js';
@@ -22,7 +25,21 @@ export async function startServer(config: Config): Promise<{ app: App; store: St
     await store.close();
     throw error;
   }
-  const app = await buildApp({ config, store, logger: { level: config.logLevel } });
+  // Several instances: Redis holds counters and carries invalidations; without it, PostgreSQL does both
+  // (counters in tables, LISTEN/NOTIFY). Time comes from the database so every instance agrees on windows.
+  const redis =
+    config.redisUrl === undefined ? undefined : createRedisCoordination(config.redisUrl, config.redisPrefix);
+  const bus = redis?.bus ?? (config.databaseUrl === undefined ? undefined : createPostgresBus(config.databaseUrl));
+  const following =
+    config.databaseUrl === undefined ? undefined : await createFollowingClock(() => store.databaseTime());
+  const app = await buildApp({
+    config,
+    store,
+    logger: { level: config.logLevel },
+    ...(following === undefined ? {} : { clock: following.clock }),
+    ...(redis === undefined ? {} : { counter: redis.counter }),
+    ...(bus === undefined ? {} : { bus }),
+  });
   const purge = setInterval(() => {
     store
       .purgeExpired(Date.now(), DEVICE_RETENTION_MS)
@@ -34,7 +51,9 @@ export async function startServer(config: Config): Promise<{ app: App; store: St
   const close = () => {
     closing ??= (async () => {
       clearInterval(purge);
+      following?.stop();
       await app.close();
+      await (redis === undefined ? bus?.close() : redis.close());
       await store.close();
     })();
     return closing;

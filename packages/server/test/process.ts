@@ -43,7 +43,7 @@ export interface RunningServer {
 
 /** Starts the built service on a free loopback port and waits until it answers. */
 export async function startServer(env: Record<string, string>, entry = MAIN): Promise<RunningServer> {
-  const port = await freePort();
+  const port = env.PORT === undefined ? await freePort() : Number(env.PORT);
   const baseUrl = `http://127.0.0.1:${port}`;
   const child = spawn(process.execPath, [entry], {
     env: {

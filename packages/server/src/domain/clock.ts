@@ -4,3 +4,26 @@ export interface Clock {
 }
 
 export const systemClock: Clock = { now: () => Date.now() };
+
+/**
+ * A clock that follows another clock (the database server's) through a measured offset, refreshed periodically,
+ * so every instance sharing a database agrees on rate windows and expiry without a query per reading.
+ */
+export async function createFollowingClock(
+  read: () => Promise<number>,
+  refreshMs = 60_000,
+): Promise<{ clock: Clock; stop(): void }> {
+  let offset = 0;
+  const measure = async () => {
+    const before = Date.now();
+    const remote = await read();
+    const after = Date.now();
+    offset = Math.round(remote - (before + after) / 2);
+  };
+  await measure();
+  const timer = setInterval(() => {
+    measure().catch(() => undefined); // keep the last offset when the database is briefly unreachable
+  }, refreshMs);
+  timer.unref();
+  return { clock: { now: () => Date.now() + offset }, stop: () => clearInterval(timer) };
+}

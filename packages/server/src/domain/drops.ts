@@ -10,9 +10,12 @@ import { newSlug, type RandomInt } from './ids.js';
 import { hashPasscode } from './passcode.js';
 import type { DropRecord, ListQuery, Metadata, VersionInfo, VersionRecord } from './types.js';
 
-/** Told about every change that alters what /p/<slug> serves (cache invalidation). */
+/**
+ * Told about every change that alters what /p/<slug> serves (cache invalidation, on every instance). Awaited
+ * before the write is acknowledged, so a client that saw the answer never gets the old document afterwards.
+ */
 export interface DropChangeListener {
-  dropChanged(slug: string): void;
+  dropChanged(slug: string): Promise<void>;
 }
 
 export interface DropDeps {
@@ -157,7 +160,7 @@ export async function addVersion(
       details: { max_versions: deps.limits.maxVersionsPerDrop },
     });
   }
-  deps.listener.dropChanged(slug);
+  await deps.listener.dropChanged(slug);
   return result;
 }
 
@@ -170,7 +173,7 @@ export async function updateDetails(
   await getOwnedDrop(deps, accountId, slug);
   const updated = await deps.store.updateDrop(slug, detailChanges(input), deps.clock.now());
   if (updated === undefined) throw gone(slug);
-  deps.listener.dropChanged(slug);
+  await deps.listener.dropChanged(slug);
   return updated;
 }
 
@@ -185,14 +188,14 @@ export async function setPasscode(
   const hash = await passcodeHashFor(passcode, deps.limits);
   const updated = await deps.store.setPasscode(slug, hash, deps.clock.now());
   if (updated === undefined) throw gone(slug);
-  deps.listener.dropChanged(slug);
+  await deps.listener.dropChanged(slug);
   return updated;
 }
 
 export async function deleteDrop(deps: DropDeps, accountId: string, slug: string): Promise<void> {
   await getOwnedDrop(deps, accountId, slug);
   if (!(await deps.store.deleteDrop(slug))) throw gone(slug);
-  deps.listener.dropChanged(slug);
+  await deps.listener.dropChanged(slug);
 }
 
 export async function listVersions(
@@ -233,6 +236,6 @@ export async function deleteVersion(
   if (result === 'not_found') throw gone(slug);
   if (result === 'version_not_found') throw versionNotFound(slug, version);
   if (result === 'last_version') throw new ApiError('last_version_cannot_be_deleted', { details: { version } });
-  deps.listener.dropChanged(slug);
+  await deps.listener.dropChanged(slug);
   return result;
 }

@@ -1,7 +1,7 @@
 /**
  * Bounded in-memory LRU of ready-to-send raw documents, so /p/<slug>/raw does no per-request work that can be done
  * once per version. Invalidated per slug on every change (PUT, version delete, passcode change, drop delete).
- * A per-slug generation guards against a slow loader putting back a document that was invalidated meanwhile.
+ * A change counter guards against a slow loader putting back a document that was invalidated while it loaded.
  */
 
 /** One encoding of a served version. */
@@ -30,10 +30,12 @@ export interface RawEntry {
 export interface RawCache {
   /** `version` undefined means the latest version. */
   get(slug: string, version: number | undefined): RawEntry | undefined;
-  /** Current generation of a slug; pass it back to `set` so stale loads are dropped. */
+  /** A stamp to take before loading `slug` and pass back to `set`, so a load overtaken by a change is dropped. */
   generation(slug: string): number;
   set(entry: RawEntry, requested: number | undefined, generation: number): void;
   invalidate(slug: string): void;
+  /** Drops everything (announcements of changes may have been missed). */
+  clear(): void;
   readonly size: number;
 }
 
@@ -51,7 +53,11 @@ export function createRawCache(options: RawCacheOptions = {}): RawCache {
   const maxEntries = options.maxEntries ?? 50_000;
   const entries = new Map<string, RawEntry>();
   const keysBySlug = new Map<string, Set<string>>();
-  const generations = new Map<string, number>();
+  // Change counter: every invalidation ticks it. A load stamped before a later change of its slug (or before a
+  // clear) is not stored. `floor` covers changes whose per-slug stamps were pruned.
+  let tick = 0;
+  let floor = 0;
+  const changedAt = new Map<string, number>();
   let bytes = 0;
 
   function remove(key: string): void {
@@ -75,9 +81,9 @@ export function createRawCache(options: RawCacheOptions = {}): RawCache {
       }
       return entry;
     },
-    generation: (slug) => generations.get(slug) ?? 0,
-    set(entry, requested, generation) {
-      if ((generations.get(entry.slug) ?? 0) !== generation || entry.bytes > maxBytes) return;
+    generation: () => tick,
+    set(entry, requested, stamp) {
+      if (stamp < floor || (changedAt.get(entry.slug) ?? 0) > stamp || entry.bytes > maxBytes) return;
       const key = keyOf(entry.slug, requested);
       remove(key);
       entries.set(key, entry);
@@ -91,8 +97,19 @@ export function createRawCache(options: RawCacheOptions = {}): RawCache {
       }
     },
     invalidate(slug) {
-      generations.set(slug, (generations.get(slug) ?? 0) + 1);
+      tick++;
+      changedAt.set(slug, tick);
+      if (changedAt.size > 10_000) {
+        changedAt.clear();
+        floor = tick;
+      }
       for (const key of [...(keysBySlug.get(slug) ?? [])]) remove(key);
+    },
+    clear() {
+      tick++;
+      floor = tick;
+      changedAt.clear();
+      for (const key of [...entries.keys()]) remove(key);
     },
     get size() {
       return entries.size;

@@ -15,4 +15,6 @@ export interface Dialect {
    * migrator's existence check sees migration tables of other schemas in the same database.
    */
   migrationSchema(): Promise<string | undefined>;
+  /** The database server's current time, Unix ms. */
+  now(): Promise<number>;
 }

@@ -132,6 +132,8 @@ export function createKyselyStore(dialect: Dialect): Store {
 
     close: () => db.destroy(),
 
+    databaseTime: () => dialect.now(),
+
     async ensureAccount(identity: Identity, newId: string, now: number) {
       await db
         .insertInto('accounts')

@@ -28,6 +28,12 @@ export function openPostgres(url: string, options: PostgresOptions = {}): Dialec
     name: 'postgres',
     db,
     jsonText: (column, key) => sql<string | null>`(${sql.ref(column)}::jsonb ->> ${key})`,
+    async now() {
+      const { rows } = await sql<{
+        ms: string;
+      }>`select floor(extract(epoch from clock_timestamp()) * 1000)::bigint as ms`.execute(db);
+      return Number(rows[0]?.ms);
+    },
     async migrationSchema() {
       const { rows } = await sql<{ schema: string }>`select current_schema() as schema`.execute(db);
       return rows[0]?.schema;

@@ -27,5 +27,7 @@ export function openSqliteFile(file: string): Dialect {
     db,
     jsonText: (column, key) => sql<string | null>`json_extract(${sql.ref(column)}, ${`$."${key}"`})`,
     migrationSchema: async () => undefined,
+    // Embedded: the database runs on this machine's clock.
+    now: async () => Date.now(),
   };
 }

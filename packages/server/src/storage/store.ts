@@ -61,6 +61,8 @@ export interface Store {
   /** Applies pending migrations in order. Throws (and applies nothing further) on failure. */
   migrate(): Promise<void>;
   close(): Promise<void>;
+  /** The database's current time (Unix ms): the one clock every instance sharing the database agrees on. */
+  databaseTime(): Promise<number>;
 
   /** Returns the account bound to this identity, creating it on first sight. Atomic per identity. */
   ensureAccount(identity: Identity, newId: string, now: number): Promise<Account>;

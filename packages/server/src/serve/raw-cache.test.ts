@@ -1,0 +1,54 @@
+import { describe, expect, it } from 'vitest';
+import { createRawCache, type RawEntry } from './raw-cache.js';
+
+function entry(slug: string, version: number, size = 10): RawEntry {
+  const body = Buffer.alloc(size);
+  const variant = { body, etag: `"${version}"`, encoding: undefined, contentLength: String(size) };
+  return {
+    slug,
+    version,
+    latestVersion: version,
+    locked: false,
+    passcodeGeneration: 0,
+    identity: variant,
+    gzip: undefined,
+    brotli: undefined,
+    bytes: size,
+  };
+}
+
+describe('raw cache', () => {
+  it('evicts the least recently used entries beyond its byte budget', () => {
+    const cache = createRawCache({ maxBytes: 30 });
+    for (const slug of ['a', 'b', 'c']) cache.set(entry(slug, 1), undefined, cache.generation(slug));
+    cache.get('a', undefined);
+    cache.set(entry('d', 1), undefined, cache.generation('d'));
+    expect(cache.get('b', undefined)).toBeUndefined();
+    expect(cache.get('a', undefined)).toBeDefined();
+    expect(cache.size).toBe(3);
+  });
+
+  it('drops every entry of a slug on invalidate, and a load that started before the change', () => {
+    const cache = createRawCache();
+    cache.set(entry('a', 1), undefined, cache.generation('a'));
+    cache.set(entry('a', 1), 1, cache.generation('a'));
+    const stamp = cache.generation('a');
+    cache.invalidate('a');
+    expect(cache.get('a', undefined)).toBeUndefined();
+    expect(cache.get('a', 1)).toBeUndefined();
+    cache.set(entry('a', 1), undefined, stamp);
+    expect(cache.get('a', undefined)).toBeUndefined();
+    cache.set(entry('a', 2), undefined, cache.generation('a'));
+    expect(cache.get('a', undefined)?.version).toBe(2);
+  });
+
+  it('forgets everything on clear, including loads in flight for slugs it never saw', () => {
+    const cache = createRawCache();
+    cache.set(entry('a', 1), undefined, cache.generation('a'));
+    const stamp = cache.generation('new');
+    cache.clear();
+    expect(cache.size).toBe(0);
+    cache.set(entry('new', 1), undefined, stamp);
+    expect(cache.get('new', undefined)).toBeUndefined();
+  });
+});
