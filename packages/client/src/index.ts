@@ -1,1 +1,79 @@
-export {};
+/**
+ * @htmldrop/client: the typed SDK for the htmldrop service. Zero runtime dependencies beyond Node (global fetch).
+ *
+ *   const client = createClient({ server: 'http://localhost:8787', token: (await requireToken()).token });
+ *   const drop = await client.createDrop({ title: 'Report', html: '<!doctype html>...' });
+ */
+export {
+  type CallOptions,
+  CLIENT_VERSION,
+  type ClientOptions,
+  createClient,
+  DEFAULT_SERVER,
+  HtmlDropClient,
+  normalizeServer,
+  type RetryNotice,
+} from './client.js';
+export {
+  type DeviceCodePrompt,
+  type DeviceLoginOptions,
+  type DeviceLoginResult,
+  deviceLogin,
+  promptOf,
+  type WaitOptions,
+  waitForDeviceToken,
+} from './device-flow.js';
+export {
+  type ApiErrorCode,
+  type ClientErrorCode,
+  type ErrorCode,
+  type ErrorDetails,
+  HtmlDropError,
+  type HtmlDropErrorOptions,
+  isHtmlDropError,
+} from './errors.js';
+export { EXIT, type ExitCode, exitCodeFor } from './exit-codes.js';
+export {
+  assertPublishable,
+  byteLength,
+  type CheckOptions,
+  checkHtml,
+  documentTitle,
+  type HtmlWarning,
+  type HtmlWarningCode,
+  looksLikeHtml,
+  MAX_HTML_BYTES,
+  relativeReferences,
+} from './html-checks.js';
+export { type OpenOptions, openUrl } from './open.js';
+export { type ReadOptions, readTextSource, type TextSource } from './source.js';
+export {
+  ensurePrivateDir,
+  isWellFormedToken,
+  PROJECT_DIR,
+  projectTokenPath,
+  type ResolvedToken,
+  type ResolveOptions,
+  readTokenFile,
+  removeTokenFile,
+  requireToken,
+  resolveToken,
+  TOKEN_ENV,
+  type TokenLocations,
+  type TokenSource,
+  userConfigDir,
+  userTokenPath,
+  writeProjectToken,
+  writeTokenFile,
+} from './token-store.js';
+export type * from './types.js';
+export {
+  describeMatch,
+  type LockHolder,
+  type LockOptions,
+  lockFileName,
+  type UpsertInput,
+  type UpsertResult,
+  upsertDrop,
+  withLockFile,
+} from './upsert.js';

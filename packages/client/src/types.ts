@@ -1,0 +1,151 @@
+/** The API's JSON shapes (spec section 2, DECISIONS "Drops, versions, metadata"). Field names are the wire names. */
+
+/** Owner-only tags: flat string map (spec 2.2). */
+export type Metadata = Record<string, string>;
+
+/** spec 2.1; the service always sends every field. Times are Unix milliseconds. */
+export interface Drop {
+  readonly slug: string;
+  readonly title: string;
+  /** "" when none. */
+  readonly description: string;
+  /** Public viewer: {base_url}/p/<slug>. */
+  readonly url: string;
+  /** Raw document: {base_url}/p/<slug>/raw. */
+  readonly raw_url: string;
+  /** True while a passcode is set. */
+  readonly locked: boolean;
+  readonly latest_version: number;
+  readonly view_count: number;
+  readonly metadata: Metadata;
+  readonly created_at: number;
+  readonly updated_at: number;
+}
+
+/** spec 2.7. */
+export interface Pagination {
+  readonly page: number;
+  readonly page_size: number;
+  readonly total_items: number;
+  readonly total_pages: number;
+  readonly sort_by: string;
+  readonly sort_order: string;
+}
+
+export interface DropList {
+  readonly data: Drop[];
+  readonly pagination: Pagination;
+}
+
+/** spec 2.4; newest first. */
+export interface VersionListItem {
+  readonly version: number;
+  /** UTF-8 bytes of the HTML as uploaded. */
+  readonly size_bytes: number;
+  readonly has_context: boolean;
+  readonly created_at: number;
+  readonly is_latest: boolean;
+}
+
+/** spec 2.3. */
+export interface Version {
+  readonly slug: string;
+  readonly version: number;
+  readonly size_bytes: number;
+  readonly context: string | null;
+  readonly created_at: number;
+  readonly is_latest: boolean;
+}
+
+export interface TokenInfo {
+  /** 12 lowercase hex characters: the first characters of the token's SHA-256. */
+  readonly id: string;
+  readonly label: string | null;
+  readonly created_at: number;
+  readonly last_used_at: number | null;
+}
+
+export interface TokenListItem extends TokenInfo {
+  /** True for the token that made the call. */
+  readonly current: boolean;
+}
+
+/** GET /api/me (spec 2.5). */
+export interface Me {
+  readonly user_id: string;
+  readonly login: string;
+  readonly provider: string;
+  readonly created_at: number;
+  readonly drop_count: number;
+  readonly token: TokenInfo;
+}
+
+/** POST /api/auth/start. */
+export interface DeviceFlowStart {
+  /** XXXX-XXXX, for the human. */
+  readonly code: string;
+  readonly verification_url: string;
+  readonly poll_token: string;
+  /** Seconds. */
+  readonly expires_in: number;
+  /** Seconds. */
+  readonly poll_interval: number;
+}
+
+export type DeviceFlowStatus = 'pending' | 'verified' | 'claimed' | 'expired' | 'not_found';
+
+/** GET /api/auth/poll. api_token and user_id come exactly once, with status verified. */
+export interface DeviceFlowPoll {
+  readonly status: DeviceFlowStatus;
+  readonly api_token?: string;
+  readonly user_id?: string;
+}
+
+/** GET /api/onboard with Accept: application/json. */
+export interface Onboarding {
+  readonly instructions: string;
+  readonly public_url: string;
+}
+
+export interface CreateDropInput {
+  readonly title: string;
+  /** A complete, standalone HTML document of at most 2097152 bytes. */
+  readonly html: string;
+  readonly description?: string;
+  /** At least 4 characters. */
+  readonly passcode?: string;
+  /** Reasoning trace for this version, at most 65536 bytes. */
+  readonly context?: string;
+  readonly metadata?: Metadata;
+}
+
+/** PUT: always a new version. `metadata` replaces the whole map; omitted leaves it. */
+export interface UpdateDropInput {
+  readonly html: string;
+  readonly title?: string;
+  readonly description?: string;
+  readonly context?: string;
+  readonly metadata?: Metadata;
+}
+
+/** PATCH: no new version. `metadata` replaces the whole map; {} clears it. */
+export interface PatchDropInput {
+  readonly title?: string;
+  readonly description?: string;
+  readonly metadata?: Metadata;
+}
+
+export type SortBy = 'created_at' | 'updated_at' | 'view_count';
+export type SortOrder = 'asc' | 'desc';
+
+/** GET /api/drops query; names as on the wire. */
+export interface ListDropsQuery {
+  /** From 1. */
+  readonly page?: number;
+  /** 1 to 200; the service's default is 50. */
+  readonly pageSize?: number;
+  readonly sortBy?: SortBy;
+  readonly sortOrder?: SortOrder;
+  /** Equality filters, combined with AND. */
+  readonly metadata?: Metadata;
+}

@@ -1,0 +1,50 @@
+/** One real htmldrop service per test file, on loopback with a temporary data directory. */
+import fs from 'node:fs';
+import path from 'node:path';
+import { expect } from 'vitest';
+import { type RunningServer, runCli, startServer } from '../../server/test/process.js';
+import { writeTokenFile } from '../src/token-store.js';
+import { type Sandbox, sandbox, tempDir } from './run.js';
+
+export interface Service {
+  readonly baseUrl: string;
+  readonly dataDir: string;
+  /** A new token for `user` (created with the account when missing), from the operator command. */
+  mintToken(user: string): Promise<string>;
+  /** A sandbox signed in as `user` through a token file in its HOME (login has its own tests). */
+  signedIn(user: string): Promise<Sandbox & { token: string }>;
+  stop(): Promise<void>;
+}
+
+export async function startService(env: Record<string, string> = {}): Promise<Service> {
+  const dataDir = tempDir('htmldrop-data-');
+  const server: RunningServer = await startServer({ HTMLDROP_DATA_DIR: dataDir, ...env });
+  const mintToken = async (user: string) => {
+    const created = await runCli(['token', 'create', '--user', user], { HTMLDROP_DATA_DIR: dataDir });
+    if (created.code !== 0) throw new Error(`token create failed: ${created.stderr}`);
+    return created.stdout.trim();
+  };
+  return {
+    baseUrl: server.baseUrl,
+    dataDir,
+    mintToken,
+    async signedIn(user) {
+      const token = await mintToken(user);
+      const box = sandbox(server.baseUrl);
+      await writeTokenFile(path.join(box.home, '.config', 'htmldrop', 'token'), token);
+      return { ...box, token };
+    },
+    async stop() {
+      await server.stop();
+      fs.rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** One clear line on stderr matching `pattern`, never a stack trace. */
+export function expectOneLine(stderr: string, pattern: RegExp): void {
+  const lines = stderr.trim().split('\n');
+  expect(lines, stderr).toHaveLength(1);
+  expect(stderr).toMatch(pattern);
+  expect(stderr).not.toMatch(/\n\s+at /);
+}

@@ -1,0 +1,249 @@
+/** The MCP server, spawned over stdio and driven by a real MCP client from the SDK, against the real service. */
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Drop, Version, VersionListItem } from '../../client/src/types.js';
+import { PAGE, removeTempDirs, type Sandbox, sandbox, write } from '../../client/test/run.js';
+import { type Service, startService } from '../../client/test/service.js';
+
+const MAIN = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../dist/main.js');
+
+interface Connection {
+  readonly client: Client;
+  /** Transport errors: anything on stdout that is not protocol lands here. */
+  readonly errors: Error[];
+  stderr(): string;
+  close(): Promise<void>;
+}
+
+async function connect(box: Sandbox, env: Record<string, string> = {}): Promise<Connection> {
+  const transport = new StdioClientTransport({
+    command: process.execPath,
+    args: [MAIN],
+    env: { ...box.env, ...env },
+    cwd: box.cwd,
+    stderr: 'pipe',
+  });
+  let stderr = '';
+  transport.stderr?.on('data', (chunk) => {
+    stderr += chunk;
+  });
+  const errors: Error[] = [];
+  const client = new Client({ name: 'htmldrop-test', version: '1.0.0' });
+  client.onerror = (error) => errors.push(error);
+  await client.connect(transport);
+  return { client, errors, stderr: () => stderr, close: () => client.close() };
+}
+
+/** The union of the tools' JSON answers; each test reads the fields of the tool it called. */
+interface ToolJson {
+  readonly action: string;
+  readonly drop: Drop;
+  readonly warnings: { code: string; message: string }[];
+  readonly data: Drop[];
+  readonly total_items: number;
+  readonly versions: VersionListItem[];
+  readonly version: Version;
+  readonly deleted: string;
+  readonly slug: string;
+  readonly error: { code: string; message: string; status?: number; hint?: string; details?: Record<string, unknown> };
+}
+
+interface ToolText {
+  readonly isError: boolean;
+  readonly json: ToolJson;
+}
+
+async function call(connection: Connection, name: string, args: Record<string, unknown>): Promise<ToolText> {
+  const result = await connection.client.callTool({ name, arguments: args });
+  const content = result.content as { type: string; text: string }[];
+  expect(content).toHaveLength(1);
+  expect(content[0]?.type).toBe('text');
+  return { isError: result.isError === true, json: JSON.parse(content[0]?.text ?? 'null') as ToolJson };
+}
+
+let service: Service;
+let box: Sandbox & { token: string };
+let mcp: Connection;
+
+beforeAll(async () => {
+  service = await startService();
+  box = await service.signedIn('agent');
+  mcp = await connect(box);
+});
+afterAll(async () => {
+  await mcp?.close();
+  await service?.stop();
+  removeTempDirs();
+});
+
+describe('tools', () => {
+  it('offers publish, update, list, get and delete, stating the standalone-document rule', async () => {
+    const { tools } = await mcp.client.listTools();
+    expect(tools.map((t) => t.name).sort()).toEqual(['delete', 'get', 'list', 'publish', 'update']);
+    for (const name of ['publish', 'update']) {
+      const tool = tools.find((t) => t.name === name);
+      expect(tool?.description).toContain('ONE complete, standalone HTML document');
+      expect(tool?.description).toContain('will NOT load');
+      expect(Object.keys(tool?.inputSchema.properties ?? {})).toEqual(expect.arrayContaining(['html', 'file']));
+    }
+    expect(tools.find((t) => t.name === 'publish')?.inputSchema.required).toEqual(['title']);
+    expect(tools.find((t) => t.name === 'delete')?.annotations?.destructiveHint).toBe(true);
+    expect(tools.find((t) => t.name === 'list')?.annotations?.readOnlyHint).toBe(true);
+    expect(mcp.client.getInstructions()).toContain('standalone HTML');
+  });
+
+  it('publishes HTML and returns the drop and warnings; the public URL serves it', async () => {
+    const result = await call(mcp, 'publish', {
+      title: 'From MCP',
+      html: '<!doctype html><html><head><title>x</title></head><body><img src="chart.png"><p>mcp says hi</p></body></html>',
+      metadata: { source: 'mcp' },
+    });
+    expect(result.isError, JSON.stringify(result.json)).toBe(false);
+    expect(result.json).toMatchObject({
+      action: 'created',
+      drop: { title: 'From MCP', latest_version: 1, metadata: { source: 'mcp' } },
+      warnings: [{ code: 'relative_reference' }],
+    });
+    const drop = result.json.drop;
+    expect(await (await fetch(drop.raw_url)).text()).toContain('<p>mcp says hi</p>');
+  });
+
+  it('publishes a file given by path, relative to the working directory, with a passcode', async () => {
+    write(box.cwd, 'report.html', PAGE('from a file'));
+    const result = await call(mcp, 'publish', { title: 'File', file: 'report.html', passcode: 'sesame' });
+    expect(result.isError, JSON.stringify(result.json)).toBe(false);
+    expect(result.json.drop.locked).toBe(true);
+    expect(result.json.warnings).toEqual([]);
+  });
+
+  it('upserts twice with the same tags: one drop, two versions', async () => {
+    const args = { title: 'Weekly', upsert_by: { project: 'acme', kind: 'weekly' } };
+    const first = await call(mcp, 'publish', { ...args, html: PAGE('week 1') });
+    const second = await call(mcp, 'publish', { ...args, html: PAGE('week 2'), metadata: { week: '2' } });
+    expect(first.json.action).toBe('created');
+    expect(second.json).toMatchObject({ action: 'updated', drop: { slug: first.json.drop.slug, latest_version: 2 } });
+    expect(second.json.drop.metadata).toEqual({ project: 'acme', kind: 'weekly', week: '2' });
+    const got = await call(mcp, 'get', { slug: first.json.drop.slug });
+    expect(got.json.versions.map((v) => v.version)).toEqual([2, 1]);
+  });
+
+  it('serializes concurrent upserts from two MCP server processes: still one drop', async () => {
+    const other = await connect(box);
+    try {
+      const args = { title: 'Race', html: PAGE('race'), upsert_by: { race: 'mcp' } };
+      const results = await Promise.all([call(mcp, 'publish', args), call(other, 'publish', args)]);
+      expect(results.map((r) => r.json.action).sort()).toEqual(['created', 'updated']);
+      const listed = await call(mcp, 'list', { metadata: { race: 'mcp' } });
+      expect(listed.json.total_items).toBe(1);
+      expect(listed.json.data[0]?.latest_version).toBe(2);
+    } finally {
+      await other.close();
+    }
+  });
+
+  it('lists with metadata filters, sorted and limited', async () => {
+    const teams: [string, string][] = [
+      ['red', '1'],
+      ['red', '2'],
+      ['blue', '1'],
+    ];
+    for (const [team, n] of teams) {
+      await call(mcp, 'publish', { title: `${team}${n}`, html: PAGE(team), metadata: { team, n } });
+    }
+    const red = await call(mcp, 'list', { metadata: { team: 'red' }, sort_order: 'asc' });
+    expect(red.json.data.map((d) => d.title)).toEqual(['red1', 'red2']);
+    const one = await call(mcp, 'list', { metadata: { team: 'red', n: '2' } });
+    expect(one.json.data.map((d) => d.title)).toEqual(['red2']);
+    const limited = await call(mcp, 'list', { metadata: { team: 'red' }, limit: 1 });
+    expect(limited.json).toMatchObject({ total_items: 2, data: [{ title: 'red2' }] });
+  });
+
+  it('updates by slug with context, gets a version, deletes a version, refuses the last one, deletes the drop', async () => {
+    const created = await call(mcp, 'publish', { title: 'Versions', html: PAGE('v1'), metadata: { a: '1' } });
+    const slug = created.json.drop.slug;
+    const updated = await call(mcp, 'update', { slug, html: PAGE('v2'), context: 'why v2', metadata: { b: '2' } });
+    expect(updated.json.drop).toMatchObject({ latest_version: 2, metadata: { a: '1', b: '2' } });
+    const got = await call(mcp, 'get', { slug, version: 2 });
+    expect(got.json.version).toMatchObject({ version: 2, context: 'why v2', is_latest: true });
+    const removed = await call(mcp, 'delete', { slug, version: 2 });
+    expect(removed.json).toMatchObject({ deleted: 'version', drop: { latest_version: 1 } });
+    const last = await call(mcp, 'delete', { slug, version: 1 });
+    expect(last.isError).toBe(true);
+    expect(last.json.error).toMatchObject({
+      code: 'last_version_cannot_be_deleted',
+      status: 409,
+      hint: expect.any(String),
+    });
+    expect((await call(mcp, 'delete', { slug })).json).toEqual({ deleted: 'drop', slug });
+    const gone = await call(mcp, 'get', { slug });
+    expect(gone.isError).toBe(true);
+    expect(gone.json.error.code).toBe('not_found');
+  });
+});
+
+describe('errors are isError results naming the code', () => {
+  it('refuses bad documents before sending them', async () => {
+    const cases: [Record<string, unknown>, string][] = [
+      [{ title: 'x' }, 'usage'],
+      [{ title: 'x', html: PAGE('x'), file: 'report.html' }, 'usage'],
+      [{ title: 'x', html: '# Markdown\n\nnot html' }, 'not_html'],
+      [{ title: 'x', file: 'missing.html' }, 'file_not_found'],
+      [{ title: 'x', file: '.' }, 'is_directory'],
+    ];
+    for (const [args, code] of cases) {
+      const result = await call(mcp, 'publish', args);
+      expect(result.isError, JSON.stringify(args)).toBe(true);
+      expect(result.json.error.code).toBe(code);
+    }
+    const invalid = await mcp.client.callTool({ name: 'publish', arguments: { html: PAGE('no title') } });
+    expect(invalid.isError).toBe(true);
+  });
+
+  it('refuses an upsert that matches several drops', async () => {
+    await call(mcp, 'publish', { title: 'twin', html: PAGE('1'), metadata: { twin: 'mcp' } });
+    await call(mcp, 'publish', { title: 'twin', html: PAGE('2'), metadata: { twin: 'mcp' } });
+    const result = await call(mcp, 'publish', { title: 'twin', html: PAGE('3'), upsert_by: { twin: 'mcp' } });
+    expect(result.isError).toBe(true);
+    expect(result.json.error).toMatchObject({ code: 'upsert_ambiguous', details: { total: 2 } });
+  });
+
+  it('without a token, and with a revoked one, says how to sign in', async () => {
+    const empty = await connect(sandbox(service.baseUrl));
+    try {
+      const result = await call(empty, 'list', {});
+      expect(result.isError).toBe(true);
+      expect(result.json.error).toMatchObject({ code: 'no_token', hint: expect.stringContaining('htmldrop login') });
+    } finally {
+      await empty.close();
+    }
+    const token = await service.mintToken('agent');
+    const revokedBox = sandbox(service.baseUrl);
+    const revoked = await connect(revokedBox, { HTMLDROP_TOKEN: token });
+    try {
+      expect((await call(revoked, 'list', {})).isError).toBe(false);
+      const me = (await (
+        await fetch(`${service.baseUrl}/api/me`, { headers: { authorization: `Bearer ${token}` } })
+      ).json()) as {
+        token: { id: string };
+      };
+      await fetch(`${service.baseUrl}/api/tokens/${me.token.id}`, {
+        method: 'DELETE',
+        headers: { authorization: `Bearer ${token}` },
+      });
+      const result = await call(revoked, 'list', {});
+      expect(result.json.error.code).toBe('invalid_token');
+    } finally {
+      await revoked.close();
+    }
+  });
+
+  it('wrote nothing but protocol on stdout', () => {
+    expect(mcp.errors).toEqual([]);
+    expect(mcp.stderr()).toContain('htmldrop-mcp 1.0.0: serving');
+    expect(fs.existsSync(MAIN)).toBe(true);
+  });
+});
