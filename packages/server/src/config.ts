@@ -32,6 +32,8 @@ export interface Limits {
   /** Wrong passcodes per drop and client address per window (DECISIONS: 10 per 15 minutes). */
   readonly maxPasscodeAttempts: number;
   readonly passcodeWindowMs: number;
+  /** Device-flow starts per client address per minute. */
+  readonly maxAuthStartsPerMinute: number;
 }
 
 /** Settings of the configured identity provider (DECISIONS "Device-code flow"). */
@@ -62,6 +64,8 @@ export interface Config {
   readonly dataDir: string;
   readonly databaseUrl: string | undefined;
   readonly redisUrl: string | undefined;
+  /** Prefix of every Redis key and channel, so several deployments can share one Redis. */
+  readonly redisPrefix: string;
   readonly authProvider: AuthProviderName;
   readonly identity: IdentityConfig;
   readonly allowLocalAuth: boolean;
@@ -95,6 +99,7 @@ export const DEFAULT_LIMITS: Limits = Object.freeze({
   maxBodyBytes: 16 * 1_048_576,
   maxPasscodeAttempts: 10,
   passcodeWindowMs: 15 * 60_000,
+  maxAuthStartsPerMinute: 20,
 });
 
 export class ConfigError extends Error {
@@ -207,6 +212,12 @@ export function loadConfig(env: Env = process.env): Config {
     maxDropsPerAccount: readInt(env, 'HTMLDROP_MAX_DROPS_PER_ACCOUNT', DEFAULT_LIMITS.maxDropsPerAccount, 1),
     maxVersionsPerDrop: readInt(env, 'HTMLDROP_MAX_VERSIONS_PER_DROP', DEFAULT_LIMITS.maxVersionsPerDrop, 1),
     maxBodyBytes: readInt(env, 'HTMLDROP_MAX_BODY_BYTES', DEFAULT_LIMITS.maxBodyBytes, 4 * 1_048_576),
+    maxAuthStartsPerMinute: readInt(
+      env,
+      'HTMLDROP_MAX_AUTH_STARTS_PER_MINUTE',
+      DEFAULT_LIMITS.maxAuthStartsPerMinute,
+      1,
+    ),
   });
   return Object.freeze({
     port,
@@ -215,6 +226,7 @@ export function loadConfig(env: Env = process.env): Config {
     dataDir: path.resolve(env.HTMLDROP_DATA_DIR?.trim() || './data'),
     databaseUrl,
     redisUrl: env.HTMLDROP_REDIS_URL?.trim() || undefined,
+    redisPrefix: env.HTMLDROP_REDIS_PREFIX?.trim() || 'htmldrop:',
     authProvider: provider,
     identity: readIdentity(env, provider),
     allowLocalAuth: readFlag(env, 'HTMLDROP_ALLOW_LOCAL_AUTH'),

@@ -18,12 +18,14 @@ import Fastify, {
 } from 'fastify';
 import secureJson from 'secure-json-parse';
 import type { Config } from '../config.js';
+import { createLocalBus, type InvalidationBus } from '../coordination/bus.js';
 import { authenticate, type Caller, createTokenUseRecorder, type TokenUseRecorder } from '../domain/accounts.js';
 import { type Capabilities, createCapabilities } from '../domain/capability.js';
 import { type Clock, systemClock } from '../domain/clock.js';
 import type { DeviceFlowDeps } from '../domain/device-flow.js';
 import type { DropChangeListener, DropDeps } from '../domain/drops.js';
 import type { RandomInt } from '../domain/ids.js';
+import type { RateCounter } from '../domain/rate-counter.js';
 import { createViewCounter, type UnlockDeps, type ViewCounter } from '../domain/viewing.js';
 import { createWriteLimiter, type WriteLimiter } from '../domain/write-limit.js';
 import { ApiError, isApiError } from '../errors.js';
@@ -63,6 +65,10 @@ export interface AppOptions {
   readonly logger?: FastifyServerOptions['logger'];
   /** Overrides the configured identity provider (tests). */
   readonly identity?: IdentityProvider;
+  /** Shared rate-limit counters; the database by default. */
+  readonly counter?: RateCounter;
+  /** Cross-instance invalidation; in-process by default. */
+  readonly bus?: InvalidationBus;
 }
 
 /** Everything a route module needs. */
@@ -80,6 +86,8 @@ export interface RouteContext {
   readonly device: DeviceFlowDeps;
   readonly identity: IdentityProvider;
   readonly signer: Signer;
+  /** Shared counters for rate limits (the database, or Redis). */
+  readonly counter: RateCounter;
   /** The authenticated caller of an owner route. */
   callerOf(request: { caller: Caller | null }): Caller;
 }
@@ -154,7 +162,9 @@ export async function buildApp(options: AppOptions): Promise<App> {
   const clock = options.clock ?? systemClock;
   const schemas = createSchemas(config.limits);
   const tokenUses = createTokenUseRecorder(store);
-  const writeLimiter = createWriteLimiter(store, clock, config.limits);
+  const counter = options.counter ?? store;
+  const bus = options.bus ?? createLocalBus();
+  const writeLimiter = createWriteLimiter(counter, clock, config.limits);
   const rawCache = createRawCache({ maxBytes: config.rawCacheBytes });
   const fastPath = createRawFastPath(rawCache);
   const views = createViewCounter(store);
@@ -167,12 +177,23 @@ export async function buildApp(options: AppOptions): Promise<App> {
   const device: DeviceFlowDeps = { store, clock, ...(options.random === undefined ? {} : { random: options.random }) };
   const unlock: UnlockDeps = {
     store,
-    counter: store,
+    counter,
     clock,
     capabilities,
     policy: { maxAttempts: config.limits.maxPasscodeAttempts, windowMs: config.limits.passcodeWindowMs },
   };
-  const listener: DropChangeListener = { dropChanged: (slug) => rawCache.invalidate(slug) };
+  // Invalidate here at once, and tell the other instances (their raw caches must not serve the old document).
+  const listener: DropChangeListener = {
+    async dropChanged(slug) {
+      rawCache.invalidate(slug);
+      try {
+        await bus.publish(slug);
+      } catch (error) {
+        // The write is committed; other instances' caches may lag. Loud in the log, not a failed request.
+        app.log.error({ err: error, slug }, 'invalidation not published');
+      }
+    },
+  };
   const drops: DropDeps = {
     store,
     clock,
@@ -188,6 +209,8 @@ export async function buildApp(options: AppOptions): Promise<App> {
     // Per-request info logs cost throughput on the raw path; errors are logged by the error handler.
     logController: new LogController({ disableRequestLogging: true }),
     requestIdHeader: false,
+    // Unique across restarts and instances, so a request id in a report finds its log line.
+    genReqId: () => randomBytes(8).toString('hex'),
     trustProxy: config.trustProxy,
     return503OnClosing: true,
     forceCloseConnections: 'idle',
@@ -276,6 +299,7 @@ export async function buildApp(options: AppOptions): Promise<App> {
     device,
     identity,
     signer,
+    counter,
     callerOf(request) {
       if (request.caller === null) throw new ApiError('unauthorized');
       return request.caller;
@@ -292,6 +316,10 @@ export async function buildApp(options: AppOptions): Promise<App> {
   // Coalesced background writes (token last use, view counts): periodic, and once more on close.
   let flushTimer: NodeJS.Timeout | undefined;
   const flush = () => flushAll().catch((error: unknown) => app.log.error({ err: error }, 'flush failed'));
+  await bus.subscribe(
+    (slug) => rawCache.invalidate(slug),
+    () => rawCache.clear(),
+  );
   app.addHook('onReady', async () => {
     flushTimer = setInterval(flush, config.flushIntervalMs);
     flushTimer.unref();

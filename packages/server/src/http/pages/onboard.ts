@@ -149,6 +149,11 @@ export function agentCard(config: Config) {
     ],
     limits: {
       max_html_bytes: config.limits.maxHtmlBytes,
+      max_context_bytes: config.limits.maxContextBytes,
+      max_title_chars: config.limits.maxTitleChars,
+      max_description_chars: config.limits.maxDescriptionChars,
+      max_metadata_keys: config.limits.maxMetadataKeys,
+      min_passcode_chars: config.limits.minPasscodeChars,
       max_versions_per_drop: config.limits.maxVersionsPerDrop,
       max_drops_per_account: config.limits.maxDropsPerAccount,
       max_writes_per_minute: config.limits.maxWritesPerMinute,

@@ -6,8 +6,6 @@ import { hitWindow } from '../../domain/rate-counter.js';
 import { ApiError } from '../../errors.js';
 import type { RouteContext, TypedApp } from '../app.js';
 
-/** Starts per client address per minute. */
-const STARTS_PER_MINUTE = 20;
 /** Polls per poll token per minute: twice the advertised interval is tolerated, beyond that 429. */
 const POLLS_PER_MINUTE = 60;
 
@@ -16,7 +14,7 @@ function tooMany(retryAfterSeconds: number, what: string): ApiError {
 }
 
 export function registerAuthRoutes(app: TypedApp, ctx: RouteContext): void {
-  const { config, clock, store } = ctx;
+  const { config, clock } = ctx;
   const errors = { '4XX': { $ref: 'Error#' } };
 
   app.post(
@@ -44,9 +42,9 @@ export function registerAuthRoutes(app: TypedApp, ctx: RouteContext): void {
     },
     async (request) => {
       const { retryAfterSeconds } = await hitWindow(
-        store,
+        ctx.counter,
         `start:${request.ip}`,
-        STARTS_PER_MINUTE,
+        config.limits.maxAuthStartsPerMinute,
         60_000,
         clock.now(),
       );
@@ -85,7 +83,7 @@ export function registerAuthRoutes(app: TypedApp, ctx: RouteContext): void {
       if (token === undefined || token === '') throw new ApiError('token_required');
       if (token.length > 200) return { status: 'not_found' };
       const name = `poll:${sha256Hex(token).slice(0, 32)}`;
-      const { retryAfterSeconds } = await hitWindow(store, name, POLLS_PER_MINUTE, 60_000, clock.now());
+      const { retryAfterSeconds } = await hitWindow(ctx.counter, name, POLLS_PER_MINUTE, 60_000, clock.now());
       if (retryAfterSeconds !== undefined) throw tooMany(retryAfterSeconds, 'Polling faster than poll_interval');
       const result = await pollDeviceFlow(ctx.device, token);
       return result.status === 'verified'

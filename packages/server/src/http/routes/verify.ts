@@ -95,7 +95,7 @@ export function registerVerifyRoutes(app: TypedApp, ctx: RouteContext): void {
     );
     if (retryAfterSeconds !== undefined) return { kind: 'rate_limited' as const, retryAfterSeconds };
     const found = await lookupUserCode(ctx.device, input);
-    if (found.kind !== 'invalid') await store.releaseRateWindow(key);
+    if (found.kind !== 'invalid') await ctx.counter.releaseRateWindow(key);
     return found;
   }
 
