@@ -7,6 +7,7 @@
  *   htmldrop-server token revoke <id>
  *   htmldrop-server user list
  *   htmldrop-server migrate
+ *   htmldrop-server migrate-data --from <sqlite file> --to postgres://...
  */
 import { parseArgs } from 'node:util';
 import { ConfigError, loadConfig } from './config.js';
@@ -16,6 +17,7 @@ import { TOKEN_ID_PATTERN } from './domain/ids.js';
 import type { Account } from './domain/types.js';
 import { serve } from './server.js';
 import { openStore } from './storage/index.js';
+import { migrateData } from './storage/migrate-data.js';
 import type { Store } from './storage/store.js';
 
 const USAGE = `Usage:
@@ -24,6 +26,8 @@ const USAGE = `Usage:
   htmldrop-server token revoke <id>                         revoke a token by its 12-hex id
   htmldrop-server user list                                 list accounts (tab-separated)
   htmldrop-server migrate                                   apply database migrations and exit
+  htmldrop-server migrate-data --from <sqlite file> --to <postgres url>
+                                                            copy a SQLite deployment into an empty PostgreSQL
 Environment: see README (PORT, HOST, HTMLDROP_DATA_DIR, HTMLDROP_DATABASE_URL, ...).`;
 
 class UsageError extends Error {}
@@ -68,6 +72,19 @@ async function run(argv: string[]): Promise<void> {
   if (command === 'migrate') {
     await withStore(async () => undefined);
     console.error('migrations applied');
+    return;
+  }
+  if (command === 'migrate-data') {
+    const { values } = parseArgs({
+      args: [sub, ...rest].filter((a): a is string => a !== undefined),
+      options: { from: { type: 'string' }, to: { type: 'string' } },
+    });
+    if (values.from === undefined || values.to === undefined || !/^postgres(ql)?:\/\//.test(values.to)) {
+      throw new UsageError('migrate-data needs --from <sqlite file> --to postgres://...');
+    }
+    const reports = await migrateData(values.from, values.to, (line) => console.error(line));
+    const total = reports.reduce((n, r) => n + r.rows, 0);
+    console.log(`migrated and verified ${total} rows in ${reports.length} tables`);
     return;
   }
   if (command === 'token' && sub === 'create') {

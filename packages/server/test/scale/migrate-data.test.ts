@@ -1,0 +1,105 @@
+/** htmldrop-server migrate-data: a SQLite deployment moved to PostgreSQL, nothing lost, then served from there. */
+import fs from 'node:fs';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTestDatabase, type TestDatabase } from '../databases.js';
+import { page, tempDir } from '../helpers.js';
+import { runCli, startServer } from '../process.js';
+
+let sqliteDir: string;
+let target: TestDatabase;
+
+beforeAll(async () => {
+  sqliteDir = tempDir();
+  target = await createTestDatabase('postgres');
+});
+afterAll(async () => {
+  fs.rmSync(sqliteDir, { recursive: true, force: true });
+  await target.drop();
+});
+
+const call = (base: string, token: string, method: string, p: string, body?: unknown) =>
+  fetch(`${base}${p}`, {
+    method,
+    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+  });
+
+describe('migrate-data', () => {
+  it('copies every drop, version, token and setting, verifies them, and the PostgreSQL service serves them', async () => {
+    const env = { HTMLDROP_DATA_DIR: sqliteDir };
+    const token = (await runCli(['token', 'create', '--user', 'mover', '--label', 'old box'], env)).stdout.trim();
+    const before = await startServer(env);
+    const slugs: string[] = [];
+    for (let i = 0; i < 3; i++) {
+      const created = await call(before.baseUrl, token, 'POST', '/api/drops', {
+        title: `drop ${i}`,
+        html: page(`content ${i} é 😀`),
+        metadata: { n: String(i) },
+        context: i === 0 ? 'why' : undefined,
+        passcode: i === 2 ? 'secret-code' : undefined,
+      });
+      slugs.push(((await created.json()) as { slug: string }).slug);
+    }
+    await call(before.baseUrl, token, 'PUT', `/api/drops/${slugs[0]}`, { html: page('second version') });
+    await fetch(`${before.baseUrl}/p/${slugs[1]}`);
+    await before.stop();
+    const listBefore = await (async () => {
+      const again = await startServer(env);
+      const list = await (await call(again.baseUrl, token, 'GET', '/api/drops?sortOrder=asc')).json();
+      await again.stop();
+      return list;
+    })();
+
+    const migrated = await runCli(
+      ['migrate-data', '--from', path.join(sqliteDir, 'htmldrop.sqlite'), '--to', target.databaseUrl ?? ''],
+      {},
+    );
+    expect(migrated.code, migrated.stderr).toBe(0);
+    expect(migrated.stderr).toContain('verified versions: 4 rows');
+    expect(migrated.stdout).toMatch(/migrated and verified \d+ rows/);
+
+    const after = await startServer({
+      HTMLDROP_DATABASE_URL: target.databaseUrl ?? '',
+      HTMLDROP_DATA_DIR: target.dataDir,
+    });
+    try {
+      const listAfter = await (await call(after.baseUrl, token, 'GET', '/api/drops?sortOrder=asc')).json();
+      const strip = (l: { data: Array<Record<string, unknown>> }) =>
+        l.data.map(({ url: _u, raw_url: _r, ...rest }) => rest);
+      expect(strip(listAfter as never)).toEqual(strip(listBefore as never));
+      expect(await (await fetch(`${after.baseUrl}/p/${slugs[0]}/raw?v=1`)).text()).toContain('content 0 é 😀');
+      expect(await (await fetch(`${after.baseUrl}/p/${slugs[0]}/raw`)).text()).toContain('second version');
+      expect((await fetch(`${after.baseUrl}/p/${slugs[2]}/raw`)).status).toBe(401);
+      const version = (await (await call(after.baseUrl, token, 'GET', `/api/drops/${slugs[0]}/v/1`)).json()) as {
+        context: string;
+      };
+      expect(version.context).toBe('why');
+      const me = (await (await call(after.baseUrl, token, 'GET', '/api/me')).json()) as {
+        login: string;
+        drop_count: number;
+      };
+      expect(me).toMatchObject({ login: 'mover', drop_count: 3 });
+    } finally {
+      await after.stop();
+    }
+
+    const again = await runCli(
+      ['migrate-data', '--from', path.join(sqliteDir, 'htmldrop.sqlite'), '--to', target.databaseUrl ?? ''],
+      {},
+    );
+    expect(again.code).toBe(1);
+    expect(again.stderr).toContain('already holds htmldrop data');
+  });
+
+  it('explains bad usage', async () => {
+    const missing = await runCli(
+      ['migrate-data', '--from', '/nonexistent.sqlite', '--to', target.databaseUrl ?? ''],
+      {},
+    );
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).toContain('no SQLite database');
+    const noTarget = await runCli(['migrate-data', '--from', 'x.sqlite'], {});
+    expect(noTarget.code).toBe(2);
+  });
+});
