@@ -11,6 +11,25 @@ Service: ${b}
 You upload one **complete, standalone HTML document** (inline CSS/JS, or assets from public CDNs; no local files,
 no build step). You get a public URL that never changes; uploading again creates a new numbered version behind it.
 
+## Fastest: the htmldrop CLI (Node.js 20.19+)
+The service hands out its own CLI; nothing else to install:
+
+    export HTMLDROP_SERVER=${b}
+    alias htmldrop="npx --yes --package=${b}/cli/htmldrop.tgz htmldrop"
+    htmldrop login                                   # prints a URL and a code for a human; waits; stores the token
+    htmldrop publish report.html --title "Q3 report" # prints the public URL
+    htmldrop publish report.html --title "Q3 report" --upsert project=acme --upsert kind=weekly
+                                                     # same tags again: a new version behind the same URL
+
+If your shell cannot wait for the human, run \`htmldrop login --no-wait\` (prints the URL, code and a poll token)
+and later \`htmldrop login --poll-token <token>\`. Output is JSON when stdout is not a terminal; exit codes:
+0 ok, 2 bad input, 3 authentication, 4 not found, 5 limits, 6 service unreachable, 7 conflict.
+
+MCP clients: run the htmldrop MCP server (\`packages/mcp\` of the htmldrop repository, stdio) with
+\`HTMLDROP_SERVER=${b}\`; its tools are publish (with upsert by tags), update, list, get and delete.
+
+Everything below is the same protocol with curl.
+
 ## 1. Get a token (once per machine)
 Every owner call sends \`Authorization: Bearer <token>\`; tokens look like \`hd_...\` and never expire (revoke them).
 If you already have one (see "Where tokens live" below), skip to step 2. Otherwise run the device flow; a human
@@ -94,6 +113,11 @@ export function llmsTxt(config: Config): string {
 - [Agent protocol](${b}/api/onboard): step-by-step publishing with curl (Markdown; JSON with Accept: application/json)
 - [OpenAPI 3.1](${b}/openapi.json): every endpoint, field and error code
 - [Agent card](${b}/.well-known/agent-card.json): capabilities and authentication
+
+## Fastest path
+- CLI: \`npx --yes --package=${b}/cli/htmldrop.tgz htmldrop login\`, then \`... htmldrop publish report.html --title Report\` (set HTMLDROP_SERVER=${b}).
+- MCP: the htmldrop MCP server (stdio) exposes publish, update, list, get and delete.
+- curl: follow ${b}/api/onboard.
 
 ## Key rules
 - The HTML must be one self-contained document (inline assets or public CDNs); it is shown in a sandboxed iframe.

@@ -1,5 +1,9 @@
 /** Discovery for agents: /api/onboard, /llms.txt, /.well-known/agent-card.json, /openapi.json, and /. */
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { Type } from '@sinclair/typebox';
+import { ApiError } from '../../errors.js';
 import type { RouteContext, TypedApp } from '../app.js';
 import { escapeHtml, simplePage } from '../pages/layout.js';
 import { agentCard, llmsTxt, onboardMarkdown } from '../pages/onboard.js';
@@ -7,6 +11,14 @@ import { agentCard, llmsTxt, onboardMarkdown } from '../pages/onboard.js';
 /** True when the Accept header asks for JSON (spec 4.2: JSON with Accept: application/json). */
 function wantsJson(accept: string | undefined): boolean {
   return accept !== undefined && /\bapplication\/json\b/i.test(accept);
+}
+
+/** The packed `htmldrop` CLI (npm pack of packages/client, made by `npm run build`), if present. */
+function loadCliTarball(): Buffer | undefined {
+  // Same depth from the package root in src/ and dist/, so tests from source find the built asset too.
+  const dir = fileURLToPath(new URL('../../../dist/assets/', import.meta.url));
+  const file = fs.existsSync(dir) ? fs.readdirSync(dir).find((f) => /^htmldrop-client-.*\.tgz$/.test(f)) : undefined;
+  return file === undefined ? undefined : fs.readFileSync(path.join(dir, file));
 }
 
 export function registerDiscoveryRoutes(app: TypedApp, ctx: RouteContext): void {
@@ -41,6 +53,13 @@ export function registerDiscoveryRoutes(app: TypedApp, ctx: RouteContext): void 
   app.get('/.well-known/agent-card.json', { schema: { hide: true } }, async (_request, reply) =>
     reply.type('application/json; charset=utf-8').header('cache-control', 'public, max-age=300').send(card),
   );
+
+  const cli = loadCliTarball();
+  app.get('/cli/htmldrop.tgz', { schema: { hide: true } }, async (_request, reply) => {
+    if (cli === undefined)
+      throw new ApiError('not_found', { message: 'The CLI package was not built on this server.' });
+    return reply.type('application/gzip').header('cache-control', 'public, max-age=300').send(cli);
+  });
 
   app.get('/openapi.json', { schema: { hide: true } }, async (_request, reply) =>
     reply.type('application/json; charset=utf-8').send(app.swagger()),
