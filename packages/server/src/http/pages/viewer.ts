@@ -79,13 +79,14 @@ background:transparent;color:var(--fg2);font:inherit;font-size:13px;line-height:
 .chip svg{width:14px;height:14px;flex:none;fill:none;stroke:currentColor;stroke-width:1.8;stroke-linecap:round;stroke-linejoin:round}
 #context-toggle[aria-expanded="true"]{background:var(--accent-soft);border-color:transparent;color:var(--accent)}
 .ver{display:inline-flex;align-items:center;gap:6px;margin:0}
-.sel{position:relative;display:inline-flex}
+.chip.sel{position:relative;padding-right:26px}
 .sel::after{content:"";position:absolute;right:11px;top:50%;width:5px;height:5px;margin-top:-4px;border:solid var(--muted);
 border-width:0 1.5px 1.5px 0;transform:rotate(45deg);pointer-events:none}
-select{-webkit-appearance:none;appearance:none;height:30px;padding:0 28px 0 10px;border:1px solid var(--line);border-radius:8px;
-background:transparent;color:var(--fg2);font:inherit;font-size:13px;cursor:pointer}
-select:hover{background:var(--hover);color:var(--fg)}
-option{background:var(--card);color:var(--fg)}
+.sel:focus-within{outline:2px solid var(--accent);outline-offset:2px}
+.sel:has(select:focus:not(:focus-visible)){outline:none}
+.sel select{position:absolute;inset:0;width:100%;height:100%;margin:0;opacity:0;cursor:pointer;font-size:16px;
+-webkit-appearance:none;appearance:none;border:0}
+.sel option{background:var(--card);color:var(--fg)}
 .vlabel{display:inline-flex;align-items:center;height:30px;padding:0 4px;color:var(--muted);font-size:13px}
 .date{color:var(--muted);font-size:12.5px;font-variant-numeric:tabular-nums;padding:0 4px;white-space:nowrap}
 .notice{flex:none;margin:0;padding:7px 16px;background:var(--warn-bg);color:var(--warn-fg);border-bottom:1px solid var(--warn-line);
@@ -97,7 +98,7 @@ font-size:13px;line-height:1.4}
 .ctx pre{margin:0;max-height:50vh;max-height:50dvh;overflow:auto;padding:12px 14px;border-radius:8px;background:var(--bg);
 border:1px solid var(--line);color:var(--fg2);font:12.5px/1.55 ui-monospace,SFMono-Regular,Menlo,Consolas,"Liberation Mono",monospace;
 white-space:pre-wrap;overflow-wrap:anywhere}
-.stage{flex:1 1 auto;min-height:0;display:flex}
+.stage{flex:1 1 auto;min-height:0;display:flex;background:Canvas}
 .frame{flex:1 1 auto;display:block;width:100%;height:100%;border:0}
 @media (max-width:640px){.bar{gap:8px;padding:6px 10px 6px 12px;min-height:48px}.id{gap:8px}.mark{display:none}
 .date{display:none}.chip{padding:0 8px}.chip .lbl{position:absolute;width:1px;height:1px;overflow:hidden;clip:rect(0 0 0 0);
@@ -163,8 +164,10 @@ function versionPickerHtml(model: ViewerModel, viewerPath: string): string {
       return `<option value="${v.version}"${selected}>${escapeHtml(label)}</option>`;
     })
     .join('');
-  // autocomplete=off: Firefox would otherwise restore a stale selection on back navigation.
-  return `<form class="ver" method="get" action="${escapeHtml(viewerPath)}"><label class="sr" for="version-picker">Version</label><span class="sel"><select id="version-picker" name="v" autocomplete="off">${options}</select></span><noscript><button class="chip" type="submit">Go</button></noscript></form>`;
+  // The native select lies transparent over a compact chip that shows only the current version, so the header stays
+  // narrow on phones while the picker keeps native behaviour and accessibility. autocomplete=off: Firefox would
+  // otherwise restore a stale selection on back navigation.
+  return `<form class="ver" method="get" action="${escapeHtml(viewerPath)}"><label class="sr" for="version-picker">Version</label><span class="chip sel"><span aria-hidden="true">v${model.version}</span><select id="version-picker" name="v" autocomplete="off">${options}</select></span><noscript><button class="chip" type="submit">Go</button></noscript></form>`;
 }
 
 /** The small script: the picker navigates on change, the context toggle shows and hides its panel. */
