@@ -5,7 +5,7 @@
  * Fastify route, which shares rawResponse() with it, so both writers send the same bytes and headers.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { CACHE_LATEST, CACHE_PINNED, rawResponse } from './raw.js';
+import { rawResponse } from './raw.js';
 import type { RawCache } from './raw-cache.js';
 
 const SLUG_CHAR = /^[A-Za-z0-9_-]{1,64}$/;
@@ -40,9 +40,9 @@ export function createRawFastPath(cache: RawCache): FastPath {
         acceptEncoding: request.headers['accept-encoding'],
         ifNoneMatch: request.headers['if-none-match'],
       },
-      version === undefined ? CACHE_LATEST : CACHE_PINNED,
+      version === undefined ? 'latest' : 'pinned',
     );
-    response.writeHead(answer.status, answer.headers);
+    response.writeHead(answer.status, answer.headers as string[]);
     response.end(answer.body);
     return true;
   };

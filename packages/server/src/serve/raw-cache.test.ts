@@ -3,7 +3,8 @@ import { createRawCache, type RawEntry } from './raw-cache.js';
 
 function entry(slug: string, version: number, size = 10): RawEntry {
   const body = Buffer.alloc(size);
-  const variant = { body, etag: `"${version}"`, encoding: undefined, contentLength: String(size) };
+  const none = { latest: [], pinned: [], private: [] };
+  const variant = { body, etag: `"${version}"`, encoding: undefined, headers: none, notModifiedHeaders: none };
   return {
     slug,
     version,

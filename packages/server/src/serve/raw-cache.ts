@@ -4,12 +4,18 @@
  * A change counter guards against a slow loader putting back a document that was invalidated while it loaded.
  */
 
-/** One encoding of a served version. */
+/** How a response may be cached: the latest version, a pinned `?v=<n>`, or a gated (private) answer. */
+export type CachePolicy = 'latest' | 'pinned' | 'private';
+
+/** One encoding of a served version, with its response headers computed once per cache policy. */
 export interface RawVariant {
   readonly body: Buffer;
   readonly etag: string;
   readonly encoding: 'gzip' | 'br' | undefined;
-  readonly contentLength: string;
+  /** Flat [name, value, ...] header lists for a 200, per policy (node:http writeHead takes them as they are). */
+  readonly headers: Readonly<Record<CachePolicy, readonly string[]>>;
+  /** The same for a 304 (no body headers). */
+  readonly notModifiedHeaders: Readonly<Record<CachePolicy, readonly string[]>>;
 }
 
 /** The bytes of one served version, in every encoding, with what gating needs. */
@@ -45,13 +51,20 @@ export interface RawCacheOptions {
   readonly maxEntries?: number;
 }
 
+interface Slot {
+  readonly entry: RawEntry;
+  used: boolean;
+}
+
 const keyOf = (slug: string, version: number | undefined) =>
   version === undefined ? `${slug}@latest` : `${slug}@${version}`;
 
 export function createRawCache(options: RawCacheOptions = {}): RawCache {
   const maxBytes = options.maxBytes ?? 256 * 1_048_576;
   const maxEntries = options.maxEntries ?? 50_000;
-  const entries = new Map<string, RawEntry>();
+  // Second-chance (CLOCK) replacement: a hit only sets a flag; eviction walks from the oldest insertion and gives
+  // flagged entries another round. Cheaper per hit than moving the key to the end of the Map.
+  const entries = new Map<string, Slot>();
   const keysBySlug = new Map<string, Set<string>>();
   // Change counter: every invalidation ticks it. A load stamped before a later change of its slug (or before a
   // clear) is not stored. `floor` covers changes whose per-slug stamps were pruned.
@@ -61,8 +74,9 @@ export function createRawCache(options: RawCacheOptions = {}): RawCache {
   let bytes = 0;
 
   function remove(key: string): void {
-    const entry = entries.get(key);
-    if (entry === undefined) return;
+    const slot = entries.get(key);
+    if (slot === undefined) return;
+    const entry = slot.entry;
     entries.delete(key);
     bytes -= entry.bytes;
     const keys = keysBySlug.get(entry.slug);
@@ -70,31 +84,39 @@ export function createRawCache(options: RawCacheOptions = {}): RawCache {
     if (keys?.size === 0) keysBySlug.delete(entry.slug);
   }
 
+  function evict(): void {
+    // Each flagged entry is moved to the end at most once per pass, so this ends.
+    let budget = entries.size;
+    while ((bytes > maxBytes || entries.size > maxEntries) && entries.size > 0) {
+      const [key, slot] = entries.entries().next().value as [string, Slot];
+      if (slot.used && budget-- > 0) {
+        slot.used = false;
+        entries.delete(key);
+        entries.set(key, slot);
+      } else {
+        remove(key);
+      }
+    }
+  }
+
   return {
     get(slug, version) {
-      const key = keyOf(slug, version);
-      const entry = entries.get(key);
-      if (entry !== undefined) {
-        // Refresh recency: Map iteration order is insertion order.
-        entries.delete(key);
-        entries.set(key, entry);
-      }
-      return entry;
+      const slot = entries.get(keyOf(slug, version));
+      if (slot === undefined) return undefined;
+      slot.used = true;
+      return slot.entry;
     },
     generation: () => tick,
     set(entry, requested, stamp) {
       if (stamp < floor || (changedAt.get(entry.slug) ?? 0) > stamp || entry.bytes > maxBytes) return;
       const key = keyOf(entry.slug, requested);
       remove(key);
-      entries.set(key, entry);
+      entries.set(key, { entry, used: false });
       bytes += entry.bytes;
       const keys = keysBySlug.get(entry.slug) ?? new Set<string>();
       keysBySlug.set(entry.slug, keys);
       keys.add(key);
-      for (const oldest of entries.keys()) {
-        if (bytes <= maxBytes && entries.size <= maxEntries) break;
-        remove(oldest);
-      }
+      evict();
     },
     invalidate(slug) {
       tick++;

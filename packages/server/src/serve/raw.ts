@@ -8,7 +8,7 @@ import { promisify } from 'node:util';
 import { brotliCompress, constants, gzip } from 'node:zlib';
 import type { DropRecord, VersionContent } from '../domain/types.js';
 import { injectDefensiveHead } from './inject.js';
-import type { RawEntry, RawVariant } from './raw-cache.js';
+import type { CachePolicy, RawEntry, RawVariant } from './raw-cache.js';
 
 /** DECISIONS "Public serving": the sandbox never includes allow-same-origin. */
 export const SANDBOX_CSP = 'sandbox allow-scripts allow-forms allow-popups allow-modals allow-downloads';
@@ -18,6 +18,13 @@ export const CACHE_LATEST = 'public, max-age=60, s-maxage=60';
 export const CACHE_PINNED = 'public, max-age=31536000, immutable';
 export const CACHE_PRIVATE = 'private, no-store';
 
+const CACHE_CONTROL: Readonly<Record<CachePolicy, string>> = {
+  latest: CACHE_LATEST,
+  pinned: CACHE_PINNED,
+  private: CACHE_PRIVATE,
+};
+const POLICIES = ['latest', 'pinned', 'private'] as const;
+
 const gzipAsync = promisify(gzip);
 const brotliAsync = promisify(brotliCompress);
 
@@ -25,7 +32,35 @@ const brotliAsync = promisify(brotliCompress);
 const MIN_COMPRESS_BYTES = 512;
 
 function variant(body: Buffer, etag: string, encoding: RawVariant['encoding']): RawVariant {
-  return { body, etag, encoding, contentLength: String(body.length) };
+  const common = (policy: CachePolicy) => [
+    'content-type',
+    'text/html; charset=utf-8',
+    'x-content-type-options',
+    'nosniff',
+    'content-security-policy',
+    SANDBOX_CSP,
+    'referrer-policy',
+    'no-referrer',
+    'cache-control',
+    CACHE_CONTROL[policy],
+    'vary',
+    'Accept-Encoding',
+    'etag',
+    etag,
+  ];
+  const full = (policy: CachePolicy) => [
+    ...common(policy),
+    ...(encoding === undefined ? [] : ['content-encoding', encoding]),
+    'content-length',
+    String(body.length),
+  ];
+  return {
+    body,
+    etag,
+    encoding,
+    headers: Object.fromEntries(POLICIES.map((p) => [p, full(p)])) as Record<CachePolicy, string[]>,
+    notModifiedHeaders: Object.fromEntries(POLICIES.map((p) => [p, common(p)])) as Record<CachePolicy, string[]>,
+  };
 }
 
 /** Builds a cache entry: injected bytes, ETag and compressed variants (compression runs on the thread pool). */
@@ -98,7 +133,8 @@ export function matchesEtag(entry: RawEntry, ifNoneMatch: string | undefined): b
 
 export interface RawResponse {
   readonly status: 200 | 304;
-  readonly headers: Record<string, string>;
+  /** Flat [name, value, ...] list, precomputed per version. */
+  readonly headers: readonly string[];
   /** Undefined for 304 and HEAD. */
   readonly body: Buffer | undefined;
 }
@@ -107,20 +143,18 @@ export interface RawResponse {
 export function rawResponse(
   entry: RawEntry,
   request: { method: string; acceptEncoding: string | undefined; ifNoneMatch: string | undefined },
-  cacheControl: string,
+  policy: CachePolicy,
 ): RawResponse {
   const chosen = pickVariant(entry, request.acceptEncoding);
-  const headers: Record<string, string> = {
-    'content-type': 'text/html; charset=utf-8',
-    'x-content-type-options': 'nosniff',
-    'content-security-policy': SANDBOX_CSP,
-    'referrer-policy': 'no-referrer',
-    'cache-control': cacheControl,
-    vary: 'Accept-Encoding',
-    etag: chosen.etag,
-  };
-  if (matchesEtag(entry, request.ifNoneMatch)) return { status: 304, headers, body: undefined };
-  if (chosen.encoding !== undefined) headers['content-encoding'] = chosen.encoding;
-  headers['content-length'] = chosen.contentLength;
-  return { status: 200, headers, body: request.method === 'HEAD' ? undefined : chosen.body };
+  if (request.ifNoneMatch !== undefined && matchesEtag(entry, request.ifNoneMatch)) {
+    return { status: 304, headers: chosen.notModifiedHeaders[policy], body: undefined };
+  }
+  return { status: 200, headers: chosen.headers[policy], body: request.method === 'HEAD' ? undefined : chosen.body };
+}
+
+/** A flat header list as an object (for writers that want one). */
+export function headerObject(headers: readonly string[]): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (let i = 0; i + 1 < headers.length; i += 2) out[headers[i] as string] = headers[i + 1] as string;
+  return out;
 }

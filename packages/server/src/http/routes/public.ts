@@ -8,8 +8,8 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { authenticate } from '../../domain/accounts.js';
 import { isValidSlug } from '../../domain/ids.js';
 import { unlockDrop } from '../../domain/viewing.js';
-import { buildRawEntry, CACHE_LATEST, CACHE_PINNED, CACHE_PRIVATE, rawResponse } from '../../serve/raw.js';
-import type { RawEntry } from '../../serve/raw-cache.js';
+import { buildRawEntry, CACHE_PRIVATE, headerObject, rawResponse } from '../../serve/raw.js';
+import type { CachePolicy, RawEntry } from '../../serve/raw-cache.js';
 import type { RouteContext, TypedApp } from '../app.js';
 import { acceptFormPosts, formField } from '../forms.js';
 import { escapeHtml, NOT_FOUND_PAGE, simplePage } from '../pages/layout.js';
@@ -100,9 +100,9 @@ export function registerPublicRoutes(app: TypedApp, ctx: RouteContext): void {
       if (!isValidSlug(slug) || version === null) return sendPage(reply, 404, NOT_FOUND_PAGE);
       const entry = await loadRaw(slug, version);
       if (entry === undefined) return sendPage(reply, 404, NOT_FOUND_PAGE);
-      let cacheControl = version === undefined ? CACHE_LATEST : CACHE_PINNED;
+      let policy: CachePolicy = version === undefined ? 'latest' : 'pinned';
       if (entry.locked) {
-        cacheControl = CACHE_PRIVATE;
+        policy = 'private';
         if (!hasCapability(request, slug, entry.passcodeGeneration) && !(await isOwner(request, slug))) {
           const viewer = `/p/${slug}${version === undefined ? '' : `?v=${version}`}`;
           return sendPage(
@@ -123,9 +123,9 @@ export function registerPublicRoutes(app: TypedApp, ctx: RouteContext): void {
           acceptEncoding: request.headers['accept-encoding'],
           ifNoneMatch: request.headers['if-none-match'],
         },
-        cacheControl,
+        policy,
       );
-      return reply.code(response.status).headers(response.headers).send(response.body);
+      return reply.code(response.status).headers(headerObject(response.headers)).send(response.body);
     },
   });
 
