@@ -2,7 +2,9 @@
  * Sign-in with the `github` provider end to end, over real sockets, against a loopback stand-in for GitHub.
  * The browser is played by fetch with manual redirects and a small cookie jar.
  */
+
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { pollFlow, type StartedFlow, startFlow } from './device-api.js';
 import { type GitHubStandIn, startGitHubStandIn } from './github-standin.js';
 import { createHarness, type Harness } from './helpers.js';
 import { freePort } from './process.js';
@@ -105,26 +107,12 @@ function attribute(html: string, id: string, name: string): string {
 
 const outcomeOf = (html: string) => /id="outcome" data-outcome="([a-z_]+)"/.exec(html)?.[1];
 
-interface Started {
-  readonly code: string;
-  readonly verification_url: string;
-  readonly poll_token: string;
-}
+type Started = StartedFlow;
 
-async function start(label: string): Promise<Started> {
-  const response = await fetch(`${base}/api/auth/start`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ label }),
-  });
-  expect(response.status).toBe(200);
-  return (await response.json()) as Started;
-}
-
-async function poll(started: Started): Promise<Record<string, unknown>> {
-  const response = await fetch(`${base}/api/auth/poll?token=${encodeURIComponent(started.poll_token)}`);
-  return (await response.json()) as Record<string, unknown>;
-}
+const start = (label: string) => startFlow(base, label);
+const poll = async (started: Started): Promise<Record<string, unknown>> => ({
+  ...(await pollFlow(base, started.poll_token)),
+});
 
 /** /verify → #sign-in → GitHub's authorize redirect; returns the callback URL GitHub sent the browser to. */
 async function toCallback(started: Started, jar: CookieJar): Promise<URL> {

@@ -2,6 +2,7 @@
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { launchBrowser, screenshotPath } from './browser.js';
+import { pollFlow, startFlow } from './device-api.js';
 import { createHarness, type Harness } from './helpers.js';
 import { freePort } from './process.js';
 
@@ -21,21 +22,8 @@ afterAll(async () => {
   await h?.close();
 });
 
-async function start(label: string) {
-  const reply = await fetch(`${base}/api/auth/start`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ label }),
-  });
-  return (await reply.json()) as { code: string; verification_url: string; poll_token: string };
-}
-
-const poll = async (pollToken: string) =>
-  (await (await fetch(`${base}/api/auth/poll?token=${encodeURIComponent(pollToken)}`)).json()) as {
-    status: string;
-    api_token?: string;
-    user_id?: string;
-  };
+const start = (label: string) => startFlow(base, label);
+const poll = (pollToken: string) => pollFlow(base, pollToken);
 
 /** Opens the verification URL and signs in locally; leaves the page on the approval screen. */
 async function signIn(page: Page, verificationUrl: string, username: string): Promise<void> {

@@ -7,6 +7,7 @@
 import type { Browser, BrowserContext } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { launchBrowser, screenshotPath } from './browser.js';
+import { pollFlow, type StartedFlow, startFlow } from './device-api.js';
 import { createHarness, type Harness } from './helpers.js';
 import { DEFAULT_OIDC_USER, type OidcTestProvider, startOidcProvider } from './oidc-provider.js';
 import { freePort } from './process.js';
@@ -38,27 +39,12 @@ afterAll(async () => {
   await op?.close();
 });
 
-interface Started {
-  readonly code: string;
-  readonly verification_url: string;
-  readonly poll_token: string;
-}
+type Started = StartedFlow;
 
-async function start(label: string): Promise<Started> {
-  const response = await fetch(`${base}/api/auth/start`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ label }),
-  });
-  expect(response.status).toBe(200);
-  return (await response.json()) as Started;
-}
-
-async function poll(started: Started): Promise<Record<string, unknown>> {
-  const response = await fetch(`${base}/api/auth/poll?token=${encodeURIComponent(started.poll_token)}`);
-  expect(response.status).toBe(200);
-  return (await response.json()) as Record<string, unknown>;
-}
+const start = (label: string) => startFlow(base, label);
+const poll = async (started: Started): Promise<Record<string, unknown>> => ({
+  ...(await pollFlow(base, started.poll_token)),
+});
 
 async function me(token: string): Promise<Record<string, unknown>> {
   const response = await fetch(`${base}/api/me`, { headers: { authorization: `Bearer ${token}` } });
