@@ -121,6 +121,43 @@ describe('POST /api/auth/start and GET /api/auth/poll', () => {
   });
 });
 
+describe('polling and guessing are bounded', () => {
+  it('answers polls far faster than poll_interval with 200 pending and Retry-After, without looking', async () => {
+    const poll = () => h.app.inject({ url: '/api/auth/poll?token=fast-poller' });
+    for (let i = 0; i < 60; i++) expect((await poll()).json()).toEqual({ status: 'not_found' });
+    const throttled = await poll();
+    expect(throttled.statusCode).toBe(200);
+    expect(throttled.json()).toEqual({ status: 'pending' });
+    expect(Number(throttled.headers['retry-after'])).toBeGreaterThan(0);
+  });
+
+  it('refuses a deeply nested body with 400, not 500', async () => {
+    const deep = `{"label":${'['.repeat(200_000)}${']'.repeat(200_000)}}`;
+    const reply = await h.call('POST', '/api/auth/start', {
+      rawBody: deep,
+      headers: { 'content-type': 'application/json' },
+    });
+    expect(reply.status).toBe(400);
+    expect(reply.json.error.code).toBe('invalid_arg');
+  });
+
+  it('counts unknown codes posted to /verify/decide as guesses', async () => {
+    const start = (await h.call('POST', '/api/auth/start')).json;
+    const cookie = await signIn(start.code, 'guesser');
+    const { csrf } = await confirmPage(start.code, cookie);
+    const guess = () =>
+      h.app.inject({
+        method: 'POST',
+        url: '/verify/decide',
+        remoteAddress: '192.0.2.77',
+        payload: form({ code: 'ZZZZ-ZZZZ', csrf, decision: 'approve' }),
+        headers: { cookie, 'content-type': 'application/x-www-form-urlencoded', origin: ORIGIN },
+      });
+    for (let i = 0; i < 20; i++) expect((await guess()).statusCode).toBe(409);
+    expect((await guess()).statusCode).toBe(429);
+  });
+});
+
 describe('approval is protected', () => {
   it('never approves on GET, without the right Origin, without the CSRF token or with another session', async () => {
     const start = (await h.call('POST', '/api/auth/start')).json;

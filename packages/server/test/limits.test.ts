@@ -85,6 +85,18 @@ describe('quotas', () => {
     expect((await create(h, token)).status).toBe(201);
   });
 
+  it('does not count creates refused with 429 quota_exceeded toward the write limits', async () => {
+    h = await createHarness({ limits: { maxDropsPerAccount: 1, maxWritesPerMinute: 3 } });
+    const token = await h.token();
+    const slug = (await create(h, token)).json.slug;
+    for (let i = 0; i < 4; i++) expect((await create(h, token)).json.error.code).toBe('quota_exceeded');
+    expect((await h.call('PATCH', `/api/drops/${slug}`, { token, body: { title: 'a' } })).status).toBe(200);
+    expect((await h.call('PATCH', `/api/drops/${slug}`, { token, body: { title: 'b' } })).status).toBe(200);
+    expect((await h.call('PATCH', `/api/drops/${slug}`, { token, body: { title: 'c' } })).json.error.code).toBe(
+      'rate_limited',
+    );
+  });
+
   it('answers 409 version_limit_reached at the version cap; deleting a version frees a slot, numbers never repeat', async () => {
     h = await createHarness({ limits: { maxVersionsPerDrop: 3 } });
     const token = await h.token();

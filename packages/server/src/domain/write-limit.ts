@@ -11,8 +11,11 @@ const MINUTE_MS = 60_000;
 const DAY_MS = 86_400_000;
 
 export interface WriteLimiter {
-  /** Counts one write for the account, or throws 429 rate_limited / daily_quota_exceeded. */
-  consume(accountId: string): Promise<void>;
+  /**
+   * Counts one write for the account, or throws 429 rate_limited / daily_quota_exceeded. Returns a function that
+   * gives the write back, for a request that ends refused with a 429 of its own (quota_exceeded).
+   */
+  consume(accountId: string): Promise<() => Promise<void>>;
 }
 
 export function createWriteLimiter(counter: RateCounter, clock: Clock, limits: Limits): WriteLimiter {
@@ -21,11 +24,16 @@ export function createWriteLimiter(counter: RateCounter, clock: Clock, limits: L
       const now = clock.now();
       const minute = windowOf(now, MINUTE_MS);
       const day = windowOf(now, DAY_MS);
-      const { exceeded } = await counter.hitRateWindows([
+      const windows = [
         { key: `w:m:${accountId}:${minute.start}`, limit: limits.maxWritesPerMinute, endsAt: minute.end },
         { key: `w:d:${accountId}:${day.start}`, limit: limits.maxWritesPerDay, endsAt: day.end },
-      ]);
-      if (exceeded === undefined) return;
+      ];
+      const { exceeded } = await counter.hitRateWindows(windows);
+      if (exceeded === undefined) {
+        return async () => {
+          await Promise.all(windows.map((w) => counter.releaseRateWindow(w.key)));
+        };
+      }
       const perMinute = exceeded === 0;
       const end = perMinute ? minute.end : day.end;
       const retryAfterSeconds = secondsUntil(end, now);

@@ -33,7 +33,7 @@ import { createIdentityProvider, type IdentityProvider } from '../identity/index
 import { createRawFastPath } from '../serve/fast-path.js';
 import { createRawCache, type RawCache } from '../serve/raw-cache.js';
 import type { Store } from '../storage/store.js';
-import { NOT_FOUND_PAGE } from './pages/layout.js';
+import { escapeHtml, NOT_FOUND_PAGE, simplePage } from './pages/layout.js';
 import { registerAccountRoutes } from './routes/account.js';
 import { registerAuthRoutes } from './routes/auth.js';
 import { registerDiscoveryRoutes } from './routes/discovery.js';
@@ -54,6 +54,8 @@ declare module 'fastify' {
   }
   interface FastifyRequest {
     caller: Caller | null;
+    /** Gives back this request's write (DECISIONS: a request refused with 429 does not count). */
+    releaseWrite: (() => Promise<void>) | null;
   }
 }
 
@@ -104,15 +106,23 @@ export type App = FastifyInstance & {
   };
 };
 
-/** The path of the first string (or key) holding U+0000, which no text column can store (PostgreSQL refuses it). */
-function findNul(value: unknown, path: string): string | undefined {
-  if (typeof value === 'string') return value.includes('\u0000') ? path || 'body' : undefined;
-  if (typeof value !== 'object' || value === null) return undefined;
-  for (const [key, inner] of Object.entries(value)) {
-    const at = path === '' ? key : `${path}.${key}`;
-    if (key.includes('\u0000')) return at;
-    const found = findNul(inner, at);
-    if (found !== undefined) return found;
+/**
+ * The path of the first string (or key) holding U+0000, which no text column can store (PostgreSQL refuses it).
+ * Iterative: a deeply nested body must not overflow the stack.
+ */
+function findNul(root: unknown): string | undefined {
+  const pending: Array<[unknown, string]> = [[root, '']];
+  for (let next = pending.pop(); next !== undefined; next = pending.pop()) {
+    const [value, path] = next;
+    if (typeof value === 'string') {
+      if (value.includes('\u0000')) return path || 'body';
+    } else if (typeof value === 'object' && value !== null) {
+      for (const [key, inner] of Object.entries(value)) {
+        const at = path === '' ? key : `${path}.${key}`;
+        if (key.includes('\u0000')) return at;
+        pending.push([inner, at]);
+      }
+    }
   }
   return undefined;
 }
@@ -125,7 +135,7 @@ function parseJsonBody(body: string): unknown {
   } catch {
     throw new ApiError('invalid_json', { message: 'The request body is not valid JSON.' });
   }
-  const field = findNul(parsed, '');
+  const field = findNul(parsed);
   if (field !== undefined) {
     // Browsers replace U+0000 in HTML anyway; refusing it keeps both databases storing exactly what they accept.
     throw new ApiError('invalid_arg', { message: `${field} contains a NUL character (U+0000).`, details: { field } });
@@ -239,6 +249,7 @@ export async function buildApp(options: AppOptions): Promise<App> {
   };
   app.decorate('services', { tokenUses, writeLimiter, views, rawCache, flush: flushAll });
   app.decorateRequest('caller', null);
+  app.decorateRequest('releaseWrite', null);
   app.addHook('onRoute', (route) => {
     if (route.config?.auth !== 'owner') return;
     for (const method of [route.method].flat()) {
@@ -266,12 +277,23 @@ export async function buildApp(options: AppOptions): Promise<App> {
     const routeConfig = request.routeOptions.config;
     if (routeConfig.auth !== 'owner') return;
     request.caller = await authenticate(store, clock, tokenUses, request.headers.authorization);
-    if (routeConfig.write === true) await writeLimiter.consume(request.caller.account.id);
+    if (routeConfig.write === true) request.releaseWrite = await writeLimiter.consume(request.caller.account.id);
   });
 
-  app.setErrorHandler((error, request, reply) => {
+  app.setErrorHandler(async (error, request, reply) => {
     const apiError = toApiError(error as Error);
     if (apiError.status >= 500) request.log.error({ err: error, reqId: request.id }, 'request failed');
+    if (apiError.status === 429 && request.releaseWrite !== null) {
+      await request.releaseWrite().catch((e: unknown) => request.log.error({ err: e }, 'write not released'));
+    }
+    if (request.url.startsWith('/p/')) {
+      // Public pages answer HTML, also when something fails.
+      return sendPage(
+        reply,
+        apiError.status,
+        simplePage('Something went wrong', `<p>${escapeHtml(apiError.message)}</p>`),
+      );
+    }
     if (apiError.status === 401) {
       reply.header('www-authenticate', apiError.code === 'invalid_token' ? 'Bearer error="invalid_token"' : 'Bearer');
     }

@@ -70,7 +70,8 @@ export function createSchemas(limits: Limits) {
   const SlugParams = Type.Object({ slug: Type.String({ pattern: SLUG_PATTERN }) });
   const VersionParams = Type.Object({
     slug: Type.String({ pattern: SLUG_PATTERN }),
-    n: Type.Integer({ minimum: 1, maximum: 2_147_483_647, description: 'Version number' }),
+    // Checked in the handler, after the drop: a path under an unknown drop is 404 whatever follows (DECISIONS).
+    n: Type.String({ description: 'Version number (integer from 1)' }),
   });
   const TokenParams = Type.Object({ id: Type.String({ pattern: TOKEN_ID_PATTERN, description: '12 lowercase hex' }) });
 

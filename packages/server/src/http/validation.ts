@@ -72,3 +72,17 @@ export function validationError(part: string | undefined, errors: readonly Error
   }
   return new ApiError('invalid_arg', { message: describe(error, field), details: { field } });
 }
+
+/**
+ * A preValidation hook refusing a body field the route does not take but a client may plausibly send expecting an
+ * effect (a passcode that would silently not be set is worse than an error).
+ */
+export function refuseField(field: string, error: () => ApiError) {
+  return async (request: { body: unknown }): Promise<void> => {
+    const body = request.body;
+    if (typeof body === 'object' && body !== null && Object.hasOwn(body, field)) throw error();
+  };
+}
+
+export const wrongField = (field: string, hint: string) => () =>
+  new ApiError('invalid_arg', { message: `${field} is not a field of this request: ${hint}`, details: { field } });

@@ -78,13 +78,18 @@ export function registerAuthRoutes(app: TypedApp, ctx: RouteContext): void {
         },
       },
     },
-    async (request) => {
+    async (request, reply) => {
       const token = request.query.token;
       if (token === undefined || token === '') throw new ApiError('token_required');
       if (token.length > 200) return { status: 'not_found' };
       const name = `poll:${sha256Hex(token).slice(0, 32)}`;
       const { retryAfterSeconds } = await hitWindow(ctx.counter, name, POLLS_PER_MINUTE, 60_000, clock.now());
-      if (retryAfterSeconds !== undefined) throw tooMany(retryAfterSeconds, 'Polling faster than poll_interval');
+      // DECISIONS: poll always answers 200 with a status. Polling far faster than poll_interval is answered
+      // "pending" without looking, with Retry-After as a hint, until the client slows down.
+      if (retryAfterSeconds !== undefined) {
+        reply.header('retry-after', String(retryAfterSeconds));
+        return { status: 'pending' as const };
+      }
       const result = await pollDeviceFlow(ctx.device, token);
       return result.status === 'verified'
         ? { status: result.status, api_token: result.apiToken, user_id: result.userId }

@@ -6,6 +6,7 @@ import { ApiError } from '../../errors.js';
 import type { RouteContext, TypedApp } from '../app.js';
 import { presentDrop, presentVersion, presentVersionItem } from '../present.js';
 import { METADATA_KEY_PATTERN } from '../schemas.js';
+import { refuseField, wrongField } from '../validation.js';
 
 const OWNER = { auth: 'owner' } as const;
 const WRITE = { auth: 'owner', write: true } as const;
@@ -29,6 +30,18 @@ function metadataFilters(query: Record<string, unknown>): Metadata {
   return filters;
 }
 
+/** The `<n>` of `/v/<n>`: an integer from 1 to 2^31-1, else 400 invalid_arg. */
+function versionNumber(raw: string): number {
+  const n = /^[1-9]\d{0,9}$/.test(raw) ? Number(raw) : Number.NaN;
+  if (!(n <= 2_147_483_647)) {
+    throw new ApiError('invalid_arg', {
+      message: `Version "${raw}" is not a version number.`,
+      details: { field: 'n' },
+    });
+  }
+  return n;
+}
+
 export function registerDropRoutes(app: TypedApp, ctx: RouteContext): void {
   const { schemas: s, config } = ctx;
   const errors = { '4XX': { $ref: 'Error#' } };
@@ -41,6 +54,7 @@ export function registerDropRoutes(app: TypedApp, ctx: RouteContext): void {
     '/api/drops',
     {
       config: WRITE,
+      preValidation: refuseField('password', wrongField('password', 'use passcode')),
       schema: {
         summary: 'Create a drop (version 1)',
         tags: ['drops'],
@@ -107,6 +121,7 @@ export function registerDropRoutes(app: TypedApp, ctx: RouteContext): void {
     '/api/drops/:slug',
     {
       config: WRITE,
+      preValidation: refuseField('passcode', wrongField('passcode', 'set it with POST /api/drops/<slug>/passcode')),
       schema: {
         summary: 'Upload new HTML: always creates a new version',
         tags: ['drops'],
@@ -124,12 +139,10 @@ export function registerDropRoutes(app: TypedApp, ctx: RouteContext): void {
     {
       config: WRITE,
       // spec 4.3: html on PATCH is its own error, whatever else the body holds.
-      preValidation: async (request) => {
-        const body = request.body;
-        if (typeof body === 'object' && body !== null && 'html' in body) {
-          throw new ApiError('metadata_only_on_patch');
-        }
-      },
+      preValidation: [
+        refuseField('html', () => new ApiError('metadata_only_on_patch')),
+        refuseField('passcode', wrongField('passcode', 'set it with POST /api/drops/<slug>/passcode')),
+      ],
       schema: {
         summary: 'Change title, description or metadata (no new version)',
         tags: ['drops'],
@@ -195,7 +208,9 @@ export function registerDropRoutes(app: TypedApp, ctx: RouteContext): void {
     },
     async (request) => {
       const { slug, n } = request.params;
-      const { drop, version } = await drops.getVersion(ctx.drops, ctx.callerOf(request).account.id, slug, n);
+      const accountId = ctx.callerOf(request).account.id;
+      await drops.getOwnedDrop(ctx.drops, accountId, slug);
+      const { drop, version } = await drops.getVersion(ctx.drops, accountId, slug, versionNumber(n));
       return presentVersion(version, drop.latestVersion);
     },
   );
@@ -213,7 +228,9 @@ export function registerDropRoutes(app: TypedApp, ctx: RouteContext): void {
     },
     async (request) => {
       const { slug, n } = request.params;
-      return present(await drops.deleteVersion(ctx.drops, ctx.callerOf(request).account.id, slug, n));
+      const accountId = ctx.callerOf(request).account.id;
+      await drops.getOwnedDrop(ctx.drops, accountId, slug);
+      return present(await drops.deleteVersion(ctx.drops, accountId, slug, versionNumber(n)));
     },
   );
 

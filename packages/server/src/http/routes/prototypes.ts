@@ -7,6 +7,7 @@ import * as drops from '../../domain/drops.js';
 import type { DropRecord } from '../../domain/types.js';
 import type { RouteContext, TypedApp } from '../app.js';
 import { presentDrop } from '../present.js';
+import { refuseField, wrongField } from '../validation.js';
 
 const OWNER = { auth: 'owner' } as const;
 const WRITE = { auth: 'owner', write: true } as const;
@@ -44,6 +45,7 @@ export function registerPrototypeRoutes(app: TypedApp, ctx: RouteContext): void 
     '/api/prototypes',
     {
       config: WRITE,
+      preValidation: refuseField('passcode', wrongField('passcode', 'the legacy API calls it password')),
       schema: { summary: 'Legacy: create a drop', tags, body: s.LegacyCreateBody, response: dropResponse(201) },
     },
     async (request, reply) => {

@@ -17,6 +17,7 @@ import { renderGate, renderViewer } from '../pages/viewer.js';
 import { cookieValue, serializeCookie } from '../signed-cookie.js';
 
 export const CAPABILITY_COOKIE = 'hd_cap';
+const MAX_VERSION_NUMBER = 2_147_483_647;
 export const CAPABILITY_PARAM = 'cap';
 
 export function sendPage(reply: FastifyReply, status: number, html: string, cacheControl = 'no-store'): FastifyReply {
@@ -33,7 +34,9 @@ export function sendPage(reply: FastifyReply, status: number, html: string, cach
 function requestedVersion(v: unknown): number | undefined | null {
   if (v === undefined) return undefined;
   if (typeof v !== 'string' || !/^[1-9]\d{0,9}$/.test(v)) return null;
-  return Number(v);
+  const n = Number(v);
+  // Version numbers are 32-bit integers in storage (PostgreSQL refuses larger ones): anything above is unknown.
+  return n > MAX_VERSION_NUMBER ? null : n;
 }
 
 /** The viewer's own CSP: inline styles, nonce'd scripts, frames only from this origin, no external requests. */

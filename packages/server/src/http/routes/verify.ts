@@ -3,7 +3,7 @@
  * Approval only by POST, with a CSRF token bound to the session and an exact Origin check; a GET never approves.
  * Sessions are signed cookies (HttpOnly, SameSite=Strict, Secure on https); the pages cannot be framed.
  */
-import { randomBytes } from 'node:crypto';
+import { randomBytes, timingSafeEqual } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { ensureAccount } from '../../domain/accounts.js';
 import { decideDeviceFlow, formatUserCode, lookupUserCode, normalizeUserCode } from '../../domain/device-flow.js';
@@ -87,7 +87,7 @@ export function registerVerifyRoutes(app: TypedApp, ctx: RouteContext): void {
   /** Looks a typed code up, counting unknown codes against the client's guess budget. */
   async function find(request: FastifyRequest, input: string) {
     const { key, retryAfterSeconds } = await hitWindow(
-      store,
+      ctx.counter,
       `guess:${request.ip}`,
       GUESSES.limit,
       GUESSES.windowMs,
@@ -106,7 +106,7 @@ export function registerVerifyRoutes(app: TypedApp, ctx: RouteContext): void {
     if (current === undefined) return undefined;
     const given = Buffer.from(formField(request.body, 'csrf'));
     const expected = Buffer.from(csrfFor(request));
-    return given.length === expected.length && given.equals(expected) ? current : undefined;
+    return given.length === expected.length && timingSafeEqual(given, expected) ? current : undefined;
   }
 
   app.register(async (verify) => {
@@ -233,7 +233,12 @@ export function registerVerifyRoutes(app: TypedApp, ctx: RouteContext): void {
         decision === 'approve' ? { approve: current.a } : 'deny',
       );
       if (changed) return outcome(reply, 200, decision === 'approve' ? 'approved' : 'denied');
-      const found = await lookupUserCode(ctx.device, code);
+      // Not pending: say why, counting unknown codes against the same guess budget as the code form.
+      const found = await find(request, code);
+      if (found.kind === 'rate_limited') {
+        reply.header('retry-after', String(found.retryAfterSeconds));
+        return outcome(reply, 429, 'rate_limited');
+      }
       return outcome(
         reply,
         found.kind === 'expired' ? 410 : 409,
