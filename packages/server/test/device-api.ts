@@ -28,3 +28,15 @@ export async function pollFlow(base: string, pollToken: string): Promise<PollAns
   expect(response.status).toBe(200);
   return (await response.json()) as PollAnswer;
 }
+
+/** Spec 3.1: the first poll after approval reveals the token, every later one reads claimed. Returns the token. */
+export async function expectTokenOnce(base: string, pollToken: string): Promise<{ apiToken: string; userId: string }> {
+  const verified = await pollFlow(base, pollToken);
+  expect(verified).toEqual({
+    status: 'verified',
+    api_token: expect.stringMatching(/^hd_/),
+    user_id: expect.stringMatching(/^u_/),
+  });
+  expect(await pollFlow(base, pollToken)).toEqual({ status: 'claimed' });
+  return { apiToken: String(verified.api_token), userId: String(verified.user_id) };
+}

@@ -4,7 +4,7 @@
  */
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { pollFlow, type StartedFlow, startFlow } from './device-api.js';
+import { expectTokenOnce, pollFlow, type StartedFlow, startFlow } from './device-api.js';
 import { type GitHubStandIn, startGitHubStandIn } from './github-standin.js';
 import { createHarness, type Harness } from './helpers.js';
 import { freePort } from './process.js';
@@ -178,13 +178,8 @@ describe('sign-in with GitHub (stand-in)', () => {
       status: 200,
     });
 
-    const verified = await poll(started);
-    expect(verified).toEqual({
-      status: 'verified',
-      api_token: expect.stringMatching(/^hd_/),
-      user_id: expect.stringMatching(/^u_/),
-    });
-    expect(await poll(started)).toEqual({ status: 'claimed' });
+    const { apiToken, userId } = await expectTokenOnce(base, started.poll_token);
+    const verified = { api_token: apiToken, user_id: userId };
     const me = await fetch(`${base}/api/me`, { headers: { authorization: `Bearer ${String(verified.api_token)}` } });
     expect(me.status).toBe(200);
     expect(await me.json()).toMatchObject({

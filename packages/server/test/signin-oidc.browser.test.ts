@@ -7,7 +7,7 @@
 import type { Browser, BrowserContext } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { launchBrowser, screenshotPath } from './browser.js';
-import { pollFlow, type StartedFlow, startFlow } from './device-api.js';
+import { expectTokenOnce, pollFlow, type StartedFlow, startFlow } from './device-api.js';
 import { createHarness, type Harness } from './helpers.js';
 import { DEFAULT_OIDC_USER, type OidcTestProvider, startOidcProvider } from './oidc-provider.js';
 import { freePort } from './process.js';
@@ -108,13 +108,8 @@ describe('sign-in with OpenID Connect in Chromium', () => {
     });
     await context.close();
 
-    const verified = await poll(started);
-    expect(verified).toEqual({
-      status: 'verified',
-      api_token: expect.stringMatching(/^hd_/),
-      user_id: expect.stringMatching(/^u_/),
-    });
-    expect(await poll(started)).toEqual({ status: 'claimed' });
+    const { apiToken, userId } = await expectTokenOnce(base, started.poll_token);
+    const verified = { api_token: apiToken, user_id: userId };
 
     const account = await me(String(verified.api_token));
     expect(account).toMatchObject({

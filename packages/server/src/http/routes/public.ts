@@ -57,6 +57,13 @@ interface Params {
 }
 type Query = Record<string, string | string[] | undefined>;
 
+/** The drop and version a /p/ URL names; undefined (a 404 page) for a bad slug or `?v=`. */
+function publicTarget(request: FastifyRequest): { slug: string; version: number | undefined } | undefined {
+  const { slug } = request.params as Params;
+  const version = requestedVersion((request.query as Query).v);
+  return isValidSlug(slug) && version !== null ? { slug, version } : undefined;
+}
+
 export function registerPublicRoutes(app: TypedApp, ctx: RouteContext): void {
   const { rawCache, store, config, capabilities, views } = ctx;
   const secureCookie = config.baseUrl.startsWith('https:');
@@ -98,9 +105,9 @@ export function registerPublicRoutes(app: TypedApp, ctx: RouteContext): void {
     url: '/p/:slug/raw',
     schema: { hide: true },
     handler: async (request, reply) => {
-      const { slug } = request.params as Params;
-      const version = requestedVersion((request.query as Query).v);
-      if (!isValidSlug(slug) || version === null) return sendPage(reply, 404, NOT_FOUND_PAGE);
+      const target = publicTarget(request);
+      if (target === undefined) return sendPage(reply, 404, NOT_FOUND_PAGE);
+      const { slug, version } = target;
       const entry = await loadRaw(slug, version);
       if (entry === undefined) return sendPage(reply, 404, NOT_FOUND_PAGE);
       let policy: CachePolicy = version === undefined ? 'latest' : 'pinned';
@@ -137,9 +144,9 @@ export function registerPublicRoutes(app: TypedApp, ctx: RouteContext): void {
     url: '/p/:slug',
     schema: { hide: true },
     handler: async (request, reply) => {
-      const { slug } = request.params as Params;
-      const requested = requestedVersion((request.query as Query).v);
-      if (!isValidSlug(slug) || requested === null) return sendPage(reply, 404, NOT_FOUND_PAGE);
+      const target = publicTarget(request);
+      if (target === undefined) return sendPage(reply, 404, NOT_FOUND_PAGE);
+      const { slug, version: requested } = target;
       const drop = await store.findDrop(slug);
       if (drop === undefined) return sendPage(reply, 404, NOT_FOUND_PAGE);
       const nonce = randomBytes(16).toString('base64');
@@ -181,9 +188,9 @@ export function registerPublicRoutes(app: TypedApp, ctx: RouteContext): void {
   app.register(async (gate) => {
     acceptFormPosts(gate);
     gate.post('/p/:slug/unlock', { schema: { hide: true } }, async (request, reply) => {
-      const { slug } = request.params as Params;
-      const requested = requestedVersion((request.query as Query).v);
-      if (!isValidSlug(slug) || requested === null) return sendPage(reply, 404, NOT_FOUND_PAGE);
+      const target = publicTarget(request);
+      if (target === undefined) return sendPage(reply, 404, NOT_FOUND_PAGE);
+      const { slug, version: requested } = target;
       const passcode = formField(request.body, 'passcode');
       const versionQuery = requested === undefined ? '' : `?v=${requested}`;
       const result = await unlockDrop(ctx.unlock, slug, request.ip, passcode);
