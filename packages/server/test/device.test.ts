@@ -1,10 +1,11 @@
 /** The device-code endpoints and /verify through inject(), with the local provider. */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createHarness, type Harness, type Reply } from './helpers.js';
+import { createHarness, createTestClock, type Harness, type Reply } from './helpers.js';
 
 let h: Harness;
 beforeAll(async () => {
-  h = await createHarness();
+  // A stopped clock keeps every rate window of these tests (guesses, polls) inside one window.
+  h = await createHarness({ clock: createTestClock() });
 });
 afterAll(() => h.close());
 
@@ -123,12 +124,18 @@ describe('POST /api/auth/start and GET /api/auth/poll', () => {
 
 describe('polling and guessing are bounded', () => {
   it('answers polls far faster than poll_interval with 200 pending and Retry-After, without looking', async () => {
-    const poll = () => h.app.inject({ url: '/api/auth/poll?token=fast-poller' });
-    for (let i = 0; i < 60; i++) expect((await poll()).json()).toEqual({ status: 'not_found' });
-    const throttled = await poll();
-    expect(throttled.statusCode).toBe(200);
-    expect(throttled.json()).toEqual({ status: 'pending' });
-    expect(Number(throttled.headers['retry-after'])).toBeGreaterThan(0);
+    // A stopped clock: the 61 polls must fall in one minute window, whatever the wall clock does.
+    const fixed = await createHarness({ clock: createTestClock(Date.UTC(2026, 10, 21, 12, 0, 10)) });
+    try {
+      const poll = () => fixed.app.inject({ url: '/api/auth/poll?token=fast-poller' });
+      for (let i = 0; i < 60; i++) expect((await poll()).json()).toEqual({ status: 'not_found' });
+      const throttled = await poll();
+      expect(throttled.statusCode).toBe(200);
+      expect(throttled.json()).toEqual({ status: 'pending' });
+      expect(throttled.headers['retry-after']).toBe('50');
+    } finally {
+      await fixed.close();
+    }
   });
 
   it('refuses a deeply nested body with 400, not 500', async () => {

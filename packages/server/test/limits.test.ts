@@ -29,7 +29,7 @@ describe('per-account write limits', () => {
   });
 
   it('counts failed writes and every write method, per account rather than per token, but not refused ones', async () => {
-    h = await createHarness({ limits: { maxWritesPerMinute: 4 } });
+    h = await createHarness({ limits: { maxWritesPerMinute: 4 }, clock: createTestClock() });
     const first = await h.token('same');
     const second = await h.token('same');
     const other = await h.token('other');
@@ -57,7 +57,7 @@ describe('per-account write limits', () => {
   });
 
   it('gives exactly the per-minute limit of successes to 100 concurrent writes', async () => {
-    h = await createHarness({ limits: { maxWritesPerMinute: 7 } });
+    h = await createHarness({ limits: { maxWritesPerMinute: 7 }, clock: createTestClock() });
     const token = await h.token();
     const harness = h;
     const replies = await Promise.all(Array.from({ length: 100 }, () => create(harness, token)));
@@ -86,7 +86,7 @@ describe('quotas', () => {
   });
 
   it('does not count creates refused with 429 quota_exceeded toward the write limits', async () => {
-    h = await createHarness({ limits: { maxDropsPerAccount: 1, maxWritesPerMinute: 3 } });
+    h = await createHarness({ limits: { maxDropsPerAccount: 1, maxWritesPerMinute: 3 }, clock: createTestClock() });
     const token = await h.token();
     const slug = (await create(h, token)).json.slug;
     for (let i = 0; i < 4; i++) expect((await create(h, token)).json.error.code).toBe('quota_exceeded');

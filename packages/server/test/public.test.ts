@@ -2,13 +2,17 @@
 import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEFENSIVE_STYLE } from '../src/serve/inject.js';
-import { createHarness, type Harness, page } from './helpers.js';
+import { createHarness, createTestClock, type Harness, page } from './helpers.js';
 
 let h: Harness;
 let token: string;
 
 beforeAll(async () => {
-  h = await createHarness({ limits: { maxWritesPerMinute: 10_000, maxWritesPerDay: 10_000 } });
+  // A stopped clock keeps the passcode-attempt window of the rate-limit test inside one 15-minute window.
+  h = await createHarness({
+    limits: { maxWritesPerMinute: 10_000, maxWritesPerDay: 10_000 },
+    clock: createTestClock(),
+  });
   token = await h.token('publisher');
 });
 afterAll(() => h.close());
