@@ -48,7 +48,12 @@ const config = {
   rounds: intEnv('BENCH_ROUNDS', 3, 1),
   seedConcurrency: 16,
 };
-const STRICT = ['1', 'true', 'yes'].includes((process.env.BENCH_STRICT ?? '').trim().toLowerCase());
+const truthy = (/** @type {string | undefined} */ value) =>
+  ['1', 'true', 'yes'].includes((value ?? '').trim().toLowerCase());
+const STRICT = truthy(process.env.BENCH_STRICT);
+/** Diagnostic targets: htmldrop's fast path alone in a process, and after traffic through Fastify (bench/README.md). */
+const ISOLATE = truthy(process.env.BENCH_ISOLATE);
+const ISOLATE_REQUESTS = intEnv('BENCH_ISOLATE_REQUESTS', 3000, 1);
 
 /** Targets htmldrop must reach, relative to the node:http baseline measured in the same run. */
 const TARGET_RATIO_NODE = 0.85;
@@ -332,6 +337,14 @@ async function main() {
   });
   agent.destroy();
   const paths = created.map(({ slug }) => `/p/${slug}/raw`);
+  // The stored documents, for the fast-path-only targets (they inject the same way the service does).
+  const htmlDir = path.join(tmp, 'html');
+  if (ISOLATE) {
+    mkdirSync(htmlDir);
+    for (const [i, { slug }] of created.entries()) {
+      writeFileSync(path.join(htmlDir, `${slug}.html`), makeHtml(i, config.htmlBytes));
+    }
+  }
   const avgBodyBytes = bodies.reduce((sum, b) => sum + b.length, 0) / bodies.length;
   console.log(
     `seeded ${config.drops} drops in ${seedSeconds.toFixed(1)} s (${(config.drops / seedSeconds).toFixed(0)}/s), ` +
@@ -351,6 +364,24 @@ async function main() {
   const nodeUrl = `http://${HOST}:${nodePort}`;
   await waitForHttp(`${nodeUrl}${paths[0]}`, nodeBaseline);
   targets.push({ name: 'node:http', url: nodeUrl, pid: nodeBaseline.child.pid });
+
+  if (ISOLATE) {
+    for (const [name, extra] of /** @type {const} */ ([
+      ['fast path', []],
+      ['fast path after Fastify', ['--fastify-requests', String(ISOLATE_REQUESTS)]],
+    ])) {
+      const port = await freePort();
+      const managed = spawnManaged(name, process.execPath, [
+        path.join(BENCH_DIR, 'fast-path-only.mjs'),
+        htmlDir,
+        String(port),
+        ...extra,
+      ]);
+      const url = `http://${HOST}:${port}`;
+      await waitForHttp(`${url}${paths[0]}`, managed, 120_000);
+      targets.push({ name, url, pid: managed.child.pid });
+    }
+  }
 
   if (haveNginx) {
     const nginxDir = path.join(tmp, 'nginx');
@@ -417,7 +448,7 @@ async function main() {
       runs.push(run);
       const errors = r.non2xx + r.socketErrors > 0 ? `  !! non-2xx ${r.non2xx}, socket errors ${r.socketErrors}` : '';
       console.log(
-        `round ${round}/${config.rounds}  ${target.name.padEnd(9)} ${fmtInt(r.rps).padStart(8)} req/s  ` +
+        `round ${round}/${config.rounds}  ${target.name.padEnd(ISOLATE ? 23 : 9)} ${fmtInt(r.rps).padStart(8)} req/s  ` +
           `p50 ${fmt(r.p50Ms)} ms  p99 ${fmt(r.p99Ms)} ms  ~${fmtInt(run.bytesPerResponse)} B/resp` +
           (cpu === null ? '' : `  cpu: server ${fmt(cpu.server)} wrk ${fmt(cpu.wrk)} other ${fmt(cpu.other)}`) +
           errors,
@@ -459,7 +490,7 @@ async function main() {
   };
 
   const rows = [['target', 'req/s (median)', 'min-max req/s', 'p99 ms (median)', 'server cores', 'htmldrop/target']];
-  for (const name of ['htmldrop', 'node:http', 'nginx']) {
+  for (const name of new Set(['htmldrop', 'node:http', 'nginx', ...targets.map((t) => t.name)])) {
     const s = summary[name];
     if (s === undefined) {
       rows.push([name, 'skipped', '', '', '', '']);
