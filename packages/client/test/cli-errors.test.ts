@@ -3,19 +3,12 @@ import fs from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { freePort } from '../../server/test/process.js';
-import { PAGE, removeTempDirs, run, type Sandbox, sandbox, write } from './run.js';
-import { expectOneLine, type Service, startService } from './service.js';
+import { PAGE, run, type Sandbox, sandbox, write } from './run.js';
+import { expectOneLine, startService, useService } from './service.js';
 
-let service: Service;
-beforeAll(async () => {
-  service = await startService();
-});
-afterAll(async () => {
-  await service?.stop();
-  removeTempDirs();
-});
+const service = useService();
 
 describe('bad input: one clear line on stderr and a documented exit code', () => {
   let box: Sandbox & { token: string };

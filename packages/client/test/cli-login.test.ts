@@ -1,20 +1,13 @@
 /** `htmldrop login`, `whoami`, `logout`: the device flow through the local provider, the human played over fetch. */
 import fs from 'node:fs';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { Me } from '../src/types.js';
 import { approveDeviceCode } from './human.js';
-import { login, removeTempDirs, run, runJson, sandbox, spawnCli } from './run.js';
-import { expectOneLine, type Service, startService } from './service.js';
+import { login, run, runJson, sandbox, spawnCli } from './run.js';
+import { expectOneLine, useService } from './service.js';
 
-let service: Service;
-beforeAll(async () => {
-  service = await startService();
-});
-afterAll(async () => {
-  await service?.stop();
-  removeTempDirs();
-});
+const service = useService();
 
 const api = (token: string, p: string) =>
   fetch(`${service.baseUrl}${p}`, { headers: { authorization: `Bearer ${token}` } });

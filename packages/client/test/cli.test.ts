@@ -1,19 +1,12 @@
 /** The `htmldrop` CLI, spawned as a user runs it, against the real service on loopback. */
 import fs from 'node:fs';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import type { Drop, DropList, TokenListItem, VersionListItem } from '../src/types.js';
-import { PAGE, removeTempDirs, run, runJson, type Sandbox, write } from './run.js';
-import { expectOneLine, type Service, startService } from './service.js';
+import { PAGE, run, runJson, type Sandbox, write } from './run.js';
+import { expectOneLine, useService } from './service.js';
 
-let service: Service;
-beforeAll(async () => {
-  service = await startService();
-});
-afterAll(async () => {
-  await service?.stop();
-  removeTempDirs();
-});
+const service = useService();
 
 describe('publish, upsert, update', () => {
   let box: Sandbox & { token: string };

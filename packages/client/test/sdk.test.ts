@@ -1,23 +1,18 @@
 /** The SDK against the real service (every endpoint, the device flow) and against stand-ins that misbehave. */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { freePort } from '../../server/test/process.js';
 import { createClient, HtmlDropClient, type RetryNotice } from '../src/client.js';
 import { HtmlDropError } from '../src/errors.js';
 import { approveDeviceCode } from './human.js';
-import { PAGE, removeTempDirs } from './run.js';
-import { type Service, startService } from './service.js';
+import { PAGE } from './run.js';
+import { useService } from './service.js';
 
-let service: Service;
+const service = useService();
 let client: HtmlDropClient;
 beforeAll(async () => {
-  service = await startService();
   client = createClient({ server: service.baseUrl, token: await service.mintToken('sdk-user') });
-});
-afterAll(async () => {
-  await service?.stop();
-  removeTempDirs();
 });
 
 async function failure(promise: Promise<unknown>): Promise<HtmlDropError> {

@@ -1,10 +1,10 @@
 /** One real htmldrop service per test file, on loopback with a temporary data directory. */
 import fs from 'node:fs';
 import path from 'node:path';
-import { expect } from 'vitest';
+import { afterAll, beforeAll, expect } from 'vitest';
 import { type RunningServer, runCli, startServer } from '../../server/test/process.js';
 import { writeTokenFile } from '../src/token-store.js';
-import { type Sandbox, sandbox, tempDir } from './run.js';
+import { removeTempDirs, type Sandbox, sandbox, tempDir } from './run.js';
 
 export interface Service {
   readonly baseUrl: string;
@@ -14,6 +14,36 @@ export interface Service {
   /** A sandbox signed in as `user` through a token file in its HOME (login has its own tests). */
   signedIn(user: string): Promise<Sandbox & { token: string }>;
   stop(): Promise<void>;
+}
+
+/**
+ * The service of a test file: started before its tests, stopped after them (with the temporary directories).
+ * Its members are read once the tests run.
+ */
+export function useService(env: Record<string, string> = {}): Service {
+  let started: Service | undefined;
+  beforeAll(async () => {
+    started = await startService(env);
+  });
+  afterAll(async () => {
+    await started?.stop();
+    removeTempDirs();
+  });
+  const current = (): Service => {
+    if (started === undefined) throw new Error('the service is started in beforeAll');
+    return started;
+  };
+  return {
+    get baseUrl() {
+      return current().baseUrl;
+    },
+    get dataDir() {
+      return current().dataDir;
+    },
+    mintToken: (user) => current().mintToken(user),
+    signedIn: (user) => current().signedIn(user),
+    stop: () => current().stop(),
+  };
 }
 
 export async function startService(env: Record<string, string> = {}): Promise<Service> {
