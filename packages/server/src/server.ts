@@ -5,6 +5,7 @@ import { createRedisCoordination } from './coordination/redis.js';
 import { createFollowingClock } from './domain/clock.js';
 import { DEVICE_RETENTION_MS } from './domain/device-flow.js';
 import { type App, buildApp } from './http/app.js';
+import { keepTickObjectShape } from './serve/tick-shape.js';
 import { openStore } from './storage/index.js';
 import type { Store } from './storage/store.js';
 
@@ -18,6 +19,8 @@ export async function startServer(config: Config): Promise<{ app: App; store: St
         'Use HTMLDROP_AUTH_PROVIDER=github|oidc, HOST=127.0.0.1, or HTMLDROP_ALLOW_LOCAL_AUTH=1.',
     );
   }
+  // Process-wide, once: keeps node:http's per-request nextTick entries on V8's fast path (serve/tick-shape.ts).
+  keepTickObjectShape();
   const store = openStore(config);
   try {
     await store.migrate();

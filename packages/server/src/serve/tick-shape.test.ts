@@ -1,0 +1,49 @@
+import { execFileSync } from 'node:child_process';
+import path from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { describe, expect, it } from 'vitest';
+import { keepTickObjectShape } from './tick-shape.js';
+
+const BUILT = pathToFileURL(
+  path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../dist/serve/tick-shape.js'),
+).href;
+
+/**
+ * In a fresh process: schedule ticks, let every entry die, run full GCs (V8 keeps unused maps for a few), schedule
+ * more ticks, then print how many of nextTick's property-definition sites went megamorphic (V8's debug print).
+ */
+function megamorphicSitesAfterGc(pin: boolean): number {
+  const script = `
+    if (${pin}) (await import(${JSON.stringify(BUILT)})).keepTickObjectShape();
+    const round = () => new Promise((resolve) => setTimeout(() => {
+      for (let i = 0; i < 1000; i++) process.nextTick(() => {});
+      setImmediate(resolve);
+    }, 1));
+    for (let i = 0; i < 5; i++) await round();
+    setTimeout(async () => {
+      for (let i = 0; i < 8; i++) globalThis.gc();
+      for (let i = 0; i < 5; i++) await round();
+      %DebugPrint(process.nextTick);
+    }, 10);
+  `;
+  const out = execFileSync(
+    process.execPath,
+    ['--allow-natives-syntax', '--expose-gc', '--input-type=module', '-e', script],
+    { encoding: 'utf8', maxBuffer: 16 * 1024 * 1024 },
+  );
+  expect(out).toContain('DefineKeyedOwnPropertyInLiteral');
+  return out.match(/DefineKeyedOwnPropertyInLiteral MEGAMORPHIC/g)?.length ?? 0;
+}
+
+describe('keepTickObjectShape', () => {
+  it('holds a tick entry, once per process', () => {
+    expect(keepTickObjectShape()).toBe(true);
+    expect(keepTickObjectShape()).toBe(true);
+  });
+
+  it("keeps nextTick's entry construction monomorphic across full GCs with no entry alive", () => {
+    // Without it, the entries' map chain is collected and rebuilt, and the sites go megamorphic for good.
+    expect(megamorphicSitesAfterGc(false)).toBeGreaterThan(0);
+    expect(megamorphicSitesAfterGc(true)).toBe(0);
+  });
+});
