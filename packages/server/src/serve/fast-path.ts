@@ -2,14 +2,43 @@
  * The hot path: a cached, open drop's raw document answered straight from node:http, before the framework's
  * routing, hooks and reply machinery (about 0.5x of a bare node:http server through them on this machine, see
  * bench/). Anything it does not fully recognise (a miss, a locked drop, an unusual query) falls through to the
- * Fastify route, which shares rawResponse() with it, so both writers send the same bytes and headers.
+ * Fastify route, which loads and gates the document and then answers with the same writer, writeRawEntry(): one
+ * code path sends every raw document, so both send the same bytes and headers and V8 sees one shape of call.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { rawResponse } from './raw.js';
-import type { RawCache } from './raw-cache.js';
+import type { CachePolicy, RawCache, RawEntry } from './raw-cache.js';
 
 const SLUG_CHAR = /^[A-Za-z0-9_-]{1,64}$/;
 const VERSION = /^v=([1-9]\d{0,9})$/;
+
+const joinRepeated = (before: string | undefined, value: string) =>
+  before === undefined ? value : `${before}, ${value}`;
+
+/** Writes the complete answer (200, 304 or a HEAD's headers) for a servable entry. */
+export function writeRawEntry(
+  request: IncomingMessage,
+  response: ServerResponse,
+  entry: RawEntry,
+  policy: CachePolicy,
+): void {
+  // The two request headers the answer depends on, read from the raw list: `request.headers` would build an
+  // object of every header on each request. Repeated lines are joined with ", " as node:http joins them.
+  let acceptEncoding: string | undefined;
+  let ifNoneMatch: string | undefined;
+  const raw = request.rawHeaders;
+  for (let i = 0; i + 1 < raw.length; i += 2) {
+    const name = raw[i] as string;
+    if (name.length === 15 && name.toLowerCase() === 'accept-encoding') {
+      acceptEncoding = joinRepeated(acceptEncoding, raw[i + 1] as string);
+    } else if (name.length === 13 && name.toLowerCase() === 'if-none-match') {
+      ifNoneMatch = joinRepeated(ifNoneMatch, raw[i + 1] as string);
+    }
+  }
+  const answer = rawResponse(entry, { method: request.method ?? 'GET', acceptEncoding, ifNoneMatch }, policy);
+  response.writeHead(answer.status, answer.headers as string[]);
+  response.end(answer.body);
+}
 
 /** Returns true when it answered the request. */
 export type FastPath = (request: IncomingMessage, response: ServerResponse) => boolean;
@@ -33,17 +62,7 @@ export function createRawFastPath(cache: RawCache): FastPath {
     }
     const entry = cache.get(slug, version);
     if (entry === undefined || entry.locked) return false;
-    const answer = rawResponse(
-      entry,
-      {
-        method,
-        acceptEncoding: request.headers['accept-encoding'],
-        ifNoneMatch: request.headers['if-none-match'],
-      },
-      version === undefined ? 'latest' : 'pinned',
-    );
-    response.writeHead(answer.status, answer.headers as string[]);
-    response.end(answer.body);
+    writeRawEntry(request, response, entry, version === undefined ? 'latest' : 'pinned');
     return true;
   };
 }

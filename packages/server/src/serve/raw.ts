@@ -151,10 +151,3 @@ export function rawResponse(
   }
   return { status: 200, headers: chosen.headers[policy], body: request.method === 'HEAD' ? undefined : chosen.body };
 }
-
-/** A flat header list as an object (for writers that want one). */
-export function headerObject(headers: readonly string[]): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (let i = 0; i + 1 < headers.length; i += 2) out[headers[i] as string] = headers[i + 1] as string;
-  return out;
-}

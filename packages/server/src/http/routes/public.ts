@@ -8,7 +8,8 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { authenticate } from '../../domain/accounts.js';
 import { isValidSlug } from '../../domain/ids.js';
 import { unlockDrop } from '../../domain/viewing.js';
-import { buildRawEntry, CACHE_PRIVATE, headerObject, rawResponse } from '../../serve/raw.js';
+import { writeRawEntry } from '../../serve/fast-path.js';
+import { buildRawEntry, CACHE_PRIVATE } from '../../serve/raw.js';
 import type { CachePolicy, RawEntry } from '../../serve/raw-cache.js';
 import type { RouteContext, TypedApp } from '../app.js';
 import { acceptFormPosts, formField } from '../forms.js';
@@ -126,16 +127,10 @@ export function registerPublicRoutes(app: TypedApp, ctx: RouteContext): void {
           );
         }
       }
-      const response = rawResponse(
-        entry,
-        {
-          method: request.method,
-          acceptEncoding: request.headers['accept-encoding'],
-          ifNoneMatch: request.headers['if-none-match'],
-        },
-        policy,
-      );
-      return reply.code(response.status).headers(headerObject(response.headers)).send(response.body);
+      // The fast path's writer, so every raw document goes out through one code path (serve/fast-path.ts).
+      reply.hijack();
+      writeRawEntry(request.raw, reply.raw, entry, policy);
+      return reply;
     },
   });
 
