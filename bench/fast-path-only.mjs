@@ -27,6 +27,8 @@ const fastifyRequests = Number(countArg ?? 0);
 const { createRawCache } = await import(path.join(DIST, 'serve', 'raw-cache.js'));
 const { buildRawEntry } = await import(path.join(DIST, 'serve', 'raw.js'));
 const { createRawFastPath } = await import(path.join(DIST, 'serve', 'fast-path.js'));
+const { keepTickObjectShape } = await import(path.join(DIST, 'serve', 'tick-shape.js'));
+keepTickObjectShape(); // as the service does at start-up
 
 if (fastifyRequests > 0) {
   // The full service in this process, on its own port and data dir; its Fastify routes answer the requests.

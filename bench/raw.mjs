@@ -53,6 +53,8 @@ const truthy = (/** @type {string | undefined} */ value) =>
 const STRICT = truthy(process.env.BENCH_STRICT);
 /** Diagnostic targets: htmldrop's fast path alone in a process, and after traffic through Fastify (bench/README.md). */
 const ISOLATE = truthy(process.env.BENCH_ISOLATE);
+/** The bare baseline with the service's tick-shape workaround (node-baseline.mjs --keep-tick-shape). */
+const PINNED_NODE = 'node:http+tickfix';
 const ISOLATE_REQUESTS = intEnv('BENCH_ISOLATE_REQUESTS', 3000, 1);
 
 /** Targets htmldrop must reach, relative to the node:http baseline measured in the same run. */
@@ -364,6 +366,18 @@ async function main() {
   const nodeUrl = `http://${HOST}:${nodePort}`;
   await waitForHttp(`${nodeUrl}${paths[0]}`, nodeBaseline);
   targets.push({ name: 'node:http', url: nodeUrl, pid: nodeBaseline.child.pid });
+  // The same bare server with the service's V8 tick-shape workaround: the strictest ceiling (bench/README.md).
+  const pinnedPort = await freePort();
+  const pinnedBaseline = spawnManaged(PINNED_NODE, process.execPath, [
+    path.join(BENCH_DIR, 'node-baseline.mjs'),
+    www,
+    String(pinnedPort),
+    HOST,
+    '--keep-tick-shape',
+  ]);
+  const pinnedUrl = `http://${HOST}:${pinnedPort}`;
+  await waitForHttp(`${pinnedUrl}${paths[0]}`, pinnedBaseline);
+  targets.push({ name: PINNED_NODE, url: pinnedUrl, pid: pinnedBaseline.child.pid });
 
   if (ISOLATE) {
     for (const [name, extra] of /** @type {const} */ ([
@@ -424,6 +438,7 @@ async function main() {
 
   /** @type {{ round: number, target: string, rps: number, p50Ms: number, p90Ms: number, p99Ms: number, requests: number, bytesPerResponse: number, non2xx: number, socketErrors: number, cpu: CpuShare | null }[]} */
   const runs = [];
+  const nameWidth = Math.max(...targets.map((t) => t.name.length));
   console.log('');
   for (let round = 1; round <= config.rounds; round++) {
     for (const target of targets) {
@@ -448,7 +463,7 @@ async function main() {
       runs.push(run);
       const errors = r.non2xx + r.socketErrors > 0 ? `  !! non-2xx ${r.non2xx}, socket errors ${r.socketErrors}` : '';
       console.log(
-        `round ${round}/${config.rounds}  ${target.name.padEnd(ISOLATE ? 23 : 9)} ${fmtInt(r.rps).padStart(8)} req/s  ` +
+        `round ${round}/${config.rounds}  ${target.name.padEnd(nameWidth)} ${fmtInt(r.rps).padStart(8)} req/s  ` +
           `p50 ${fmt(r.p50Ms)} ms  p99 ${fmt(r.p99Ms)} ms  ~${fmtInt(run.bytesPerResponse)} B/resp` +
           (cpu === null ? '' : `  cpu: server ${fmt(cpu.server)} wrk ${fmt(cpu.wrk)} other ${fmt(cpu.other)}`) +
           errors,
@@ -478,6 +493,7 @@ async function main() {
   if (htmldrop === undefined) throw new Error('no htmldrop runs');
   const ratios = {
     'htmldrop/node': summary['node:http'] ? htmldrop.medianRps / summary['node:http'].medianRps : null,
+    'htmldrop/node+tick-fix': summary[PINNED_NODE] ? htmldrop.medianRps / summary[PINNED_NODE].medianRps : null,
     'htmldrop/nginx': summary.nginx ? htmldrop.medianRps / summary.nginx.medianRps : null,
   };
   const checks = {
@@ -490,7 +506,7 @@ async function main() {
   };
 
   const rows = [['target', 'req/s (median)', 'min-max req/s', 'p99 ms (median)', 'server cores', 'htmldrop/target']];
-  for (const name of new Set(['htmldrop', 'node:http', 'nginx', ...targets.map((t) => t.name)])) {
+  for (const name of new Set(['htmldrop', 'node:http', PINNED_NODE, 'nginx', ...targets.map((t) => t.name)])) {
     const s = summary[name];
     if (s === undefined) {
       rows.push([name, 'skipped', '', '', '', '']);
@@ -511,6 +527,10 @@ async function main() {
       (ratios['htmldrop/nginx'] === null
         ? '   htmldrop/nginx: - (nginx skipped)'
         : `   htmldrop/nginx: ${fmt(ratios['htmldrop/nginx'])}`),
+  );
+  console.log(
+    `htmldrop/${PINNED_NODE}: ${fmt(ratios['htmldrop/node+tick-fix'] ?? Number.NaN)} ` +
+      '(stricter reference, not the target: the baseline with the same V8 workaround as the service)',
   );
   console.log(`htmldrop >= ${TARGET_RATIO_NODE}x node:http: ${checks.ratioVsNode.pass ? 'PASS' : 'FAIL'}`);
   console.log(`p99 < ${TARGET_P99_MS} ms at ${config.connections} connections: ${checks.p99.pass ? 'PASS' : 'FAIL'}`);
