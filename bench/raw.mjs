@@ -502,6 +502,12 @@ async function main() {
       value: ratios['htmldrop/node'],
       pass: (ratios['htmldrop/node'] ?? 0) >= TARGET_RATIO_NODE,
     },
+    // The same target against the baseline that cannot land in V8's slow tick state (bench/README.md).
+    ratioVsNodeTickfix: {
+      target: TARGET_RATIO_NODE,
+      value: ratios['htmldrop/node+tick-fix'],
+      pass: (ratios['htmldrop/node+tick-fix'] ?? 0) >= TARGET_RATIO_NODE,
+    },
     p99: { targetMs: TARGET_P99_MS, valueMs: htmldrop.medianP99Ms, pass: htmldrop.medianP99Ms < TARGET_P99_MS },
   };
 
@@ -528,11 +534,12 @@ async function main() {
         ? '   htmldrop/nginx: - (nginx skipped)'
         : `   htmldrop/nginx: ${fmt(ratios['htmldrop/nginx'])}`),
   );
-  console.log(
-    `htmldrop/${PINNED_NODE}: ${fmt(ratios['htmldrop/node+tick-fix'] ?? Number.NaN)} ` +
-      '(stricter reference, not the target: the baseline with the same V8 workaround as the service)',
-  );
+  console.log(`htmldrop/${PINNED_NODE}: ${fmt(ratios['htmldrop/node+tick-fix'] ?? Number.NaN)}`);
   console.log(`htmldrop >= ${TARGET_RATIO_NODE}x node:http: ${checks.ratioVsNode.pass ? 'PASS' : 'FAIL'}`);
+  console.log(
+    `htmldrop >= ${TARGET_RATIO_NODE}x ${PINNED_NODE} (strict: a baseline that cannot land in the slow state): ` +
+      (checks.ratioVsNodeTickfix.pass ? 'PASS' : 'FAIL'),
+  );
   console.log(`p99 < ${TARGET_P99_MS} ms at ${config.connections} connections: ${checks.p99.pass ? 'PASS' : 'FAIL'}`);
   const totalErrors = Object.values(summary).reduce((sum, s) => sum + s.errors, 0);
   if (totalErrors > 0)
@@ -568,7 +575,7 @@ async function main() {
     )}\n`,
   );
   console.log(`results: ${path.relative(ROOT, file)}`);
-  return checks.ratioVsNode.pass && checks.p99.pass;
+  return checks.ratioVsNode.pass && checks.ratioVsNodeTickfix.pass && checks.p99.pass;
 }
 
 let exitCode = 0;
