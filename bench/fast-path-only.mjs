@@ -3,8 +3,9 @@
  * Diagnostic target for bench/raw.mjs (BENCH_ISOLATE=1): htmldrop's own raw fast path (serve/fast-path.ts over a
  * raw-cache.ts cache filled from the bodies on disk), in a process that does nothing else, or that first runs the
  * full service on another port and sends it `--fastify-requests` requests. `<html dir>` holds `<slug>.html`, the
- * documents as stored (the entries are built, injected and compressed exactly as the service does). The difference between the two shows
- * what traffic through Fastify does to node:http's own code paths in the same process (see bench/README.md).
+ * documents as stored (the entries are built, injected and compressed exactly as the service does). Both apply the
+ * service's tick-shape workaround. Against the baselines they separate the fast path's own cost from the state of
+ * a process that also serves other traffic (see bench/README.md).
  *
  *   node bench/fast-path-only.mjs <html dir> <port> [--fastify-requests N]
  *

@@ -20,7 +20,7 @@ export async function startServer(config: Config): Promise<{ app: App; store: St
     );
   }
   // Process-wide, once: keeps node:http's per-request nextTick entries on V8's fast path (serve/tick-shape.ts).
-  keepTickObjectShape();
+  const tickShapeKept = keepTickObjectShape();
   const store = openStore(config);
   try {
     await store.migrate();
@@ -43,6 +43,8 @@ export async function startServer(config: Config): Promise<{ app: App; store: St
     ...(redis === undefined ? {} : { counter: redis.counter }),
     ...(bus === undefined ? {} : { bus }),
   });
+  if (!tickShapeKept)
+    app.log.warn('could not hold a nextTick entry: the raw path may run slower (serve/tick-shape.ts)');
   const purge = setInterval(() => {
     store
       .purgeExpired(Date.now(), DEVICE_RETENTION_MS)

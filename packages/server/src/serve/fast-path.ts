@@ -15,15 +15,20 @@ const VERSION = /^v=([1-9]\d{0,9})$/;
 const joinRepeated = (before: string | undefined, value: string) =>
   before === undefined ? value : `${before}, ${value}`;
 
-/** Writes the complete answer (200, 304 or a HEAD's headers) for a servable entry. */
+/**
+ * Writes the complete answer (200, 304 or a HEAD's headers) for an entry the caller may serve: an open drop, or a
+ * locked one after its capability or owner check, which must be answered with the `private` policy.
+ */
 export function writeRawEntry(
   request: IncomingMessage,
   response: ServerResponse,
   entry: RawEntry,
   policy: CachePolicy,
 ): void {
-  // The two request headers the answer depends on, read from the raw list: `request.headers` would build an
-  // object of every header on each request. Repeated lines are joined with ", " as node:http joins them.
+  if (entry.locked && policy !== 'private') throw new Error('a locked drop is only ever answered privately');
+  // The two request headers the answer depends on, read from the raw list: on the fast path nothing else needs
+  // `request.headers`, which would build an object of every header. Repeated lines are joined with ", " as
+  // node:http joins them.
   let acceptEncoding: string | undefined;
   let ifNoneMatch: string | undefined;
   const raw = request.rawHeaders;

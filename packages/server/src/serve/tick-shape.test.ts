@@ -42,8 +42,11 @@ describe('keepTickObjectShape', () => {
   });
 
   it("keeps nextTick's entry construction monomorphic across full GCs with no entry alive", () => {
-    // Without it, the entries' map chain is collected and rebuilt, and the sites go megamorphic for good.
-    expect(megamorphicSitesAfterGc(false)).toBeGreaterThan(0);
     expect(megamorphicSitesAfterGc(true)).toBe(0);
+  });
+
+  // The failure mode itself, as seen on Node 20 (the V8 behaviour may differ on later versions).
+  it.runIf(process.versions.node.startsWith('20.'))('without it, those GCs turn the sites megamorphic', () => {
+    expect(megamorphicSitesAfterGc(false)).toBeGreaterThan(0);
   });
 });

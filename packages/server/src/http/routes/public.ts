@@ -129,7 +129,14 @@ export function registerPublicRoutes(app: TypedApp, ctx: RouteContext): void {
       }
       // The fast path's writer, so every raw document goes out through one code path (serve/fast-path.ts).
       reply.hijack();
-      writeRawEntry(request.raw, reply.raw, entry, policy);
+      try {
+        writeRawEntry(request.raw, reply.raw, entry, policy);
+      } catch (error) {
+        // Past the hijack Fastify's error handler no longer answers: log, and do not leave the client waiting.
+        request.log.error({ err: error, reqId: request.id }, 'raw answer failed');
+        if (reply.raw.headersSent) reply.raw.destroy();
+        else reply.raw.writeHead(500, { 'content-type': 'text/plain; charset=utf-8' }).end('internal error\n');
+      }
       return reply;
     },
   });
