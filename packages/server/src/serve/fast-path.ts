@@ -6,7 +6,7 @@
  * code path sends every raw document, so both send the same bytes and headers and V8 sees one shape of call.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { rawResponse } from './raw.js';
+import { matchesEtag, pickVariant } from './raw.js';
 import type { CachePolicy, RawCache, RawEntry } from './raw-cache.js';
 
 const SLUG_CHAR = /^[A-Za-z0-9_-]{1,64}$/;
@@ -40,9 +40,14 @@ export function writeRawEntry(
       ifNoneMatch = joinRepeated(ifNoneMatch, raw[i + 1] as string);
     }
   }
-  const answer = rawResponse(entry, { method: request.method ?? 'GET', acceptEncoding, ifNoneMatch }, policy);
-  response.writeHead(answer.status, answer.headers as string[]);
-  response.end(answer.body);
+  const chosen = pickVariant(entry, acceptEncoding);
+  if (ifNoneMatch !== undefined && matchesEtag(entry, ifNoneMatch)) {
+    response.writeHead(304, chosen.notModifiedHeaders[policy] as string[]);
+    response.end();
+    return;
+  }
+  response.writeHead(200, chosen.headers[policy] as string[]);
+  response.end(request.method === 'HEAD' ? undefined : chosen.body);
 }
 
 /** Returns true when it answered the request. */

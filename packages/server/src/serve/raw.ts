@@ -130,24 +130,3 @@ export function matchesEtag(entry: RawEntry, ifNoneMatch: string | undefined): b
   }
   return false;
 }
-
-export interface RawResponse {
-  readonly status: 200 | 304;
-  /** Flat [name, value, ...] list, precomputed per version. */
-  readonly headers: readonly string[];
-  /** Undefined for 304 and HEAD. */
-  readonly body: Buffer | undefined;
-}
-
-/** The complete response for a servable entry: one function for every writer of the raw path. */
-export function rawResponse(
-  entry: RawEntry,
-  request: { method: string; acceptEncoding: string | undefined; ifNoneMatch: string | undefined },
-  policy: CachePolicy,
-): RawResponse {
-  const chosen = pickVariant(entry, request.acceptEncoding);
-  if (request.ifNoneMatch !== undefined && matchesEtag(entry, request.ifNoneMatch)) {
-    return { status: 304, headers: chosen.notModifiedHeaders[policy], body: undefined };
-  }
-  return { status: 200, headers: chosen.headers[policy], body: request.method === 'HEAD' ? undefined : chosen.body };
-}
