@@ -1,19 +1,23 @@
 import { describe, expect, it } from 'vitest';
-import { createRawCache, type RawEntry } from './raw-cache.js';
+import { type CachePolicy, createRawCache, type RawAnswers, type RawEntry } from './raw-cache.js';
 
 function entry(slug: string, version: number, size = 10): RawEntry {
   const body = Buffer.alloc(size);
-  const none = { latest: [], pinned: [], private: [] };
-  const variant = { body, etag: `"${version}"`, encoding: undefined, headers: none, notModifiedHeaders: none };
+  const identity = { body, etag: `"${version}"`, encoding: undefined, headers: [], notModifiedHeaders: [] };
+  const under = (policy: CachePolicy): RawAnswers => ({
+    policy,
+    locked: false,
+    identity,
+    gzip: undefined,
+    brotli: undefined,
+  });
   return {
     slug,
     version,
     latestVersion: version,
     locked: false,
     passcodeGeneration: 0,
-    identity: variant,
-    gzip: undefined,
-    brotli: undefined,
+    answers: { latest: under('latest'), pinned: under('pinned'), private: under('private') },
     bytes: size,
   };
 }
@@ -51,5 +55,29 @@ describe('raw cache', () => {
     expect(cache.size).toBe(0);
     cache.set(entry('new', 1), undefined, stamp);
     expect(cache.get('new', undefined)).toBeUndefined();
+  });
+
+  it('finds answers by the canonical request URL only, under the policy the URL implies', () => {
+    const cache = createRawCache();
+    cache.set(entry('a', 2), undefined, cache.generation('a'));
+    cache.set(entry('a', 1), 1, cache.generation('a'));
+    expect(cache.answersFor('/p/a/raw')?.policy).toBe('latest');
+    expect(cache.answersFor('/p/a/raw')?.identity.etag).toBe('"2"');
+    expect(cache.answersFor('/p/a/raw?v=1')?.policy).toBe('pinned');
+    expect(cache.answersFor('/p/a/raw?v=1')?.identity.etag).toBe('"1"');
+    for (const other of [
+      '/p/a/raw/',
+      '/p/a/raw?v=01',
+      '/p/a/raw?v=1&x=1',
+      '/p/a/raw?',
+      '/p/A/raw',
+      '/p/a',
+      'a@latest',
+    ]) {
+      expect(cache.answersFor(other)).toBeUndefined();
+    }
+    cache.invalidate('a');
+    expect(cache.answersFor('/p/a/raw')).toBeUndefined();
+    expect(cache.answersFor('/p/a/raw?v=1')).toBeUndefined();
   });
 });

@@ -7,15 +7,27 @@
 /** How a response may be cached: the latest version, a pinned `?v=<n>`, or a gated (private) answer. */
 export type CachePolicy = 'latest' | 'pinned' | 'private';
 
-/** One encoding of a served version, with its response headers computed once per cache policy. */
-export interface RawVariant {
+/**
+ * One encoding of a served version under one cache policy: exactly what `writeHead` and `end` take, so a request
+ * reads a handful of fields and builds nothing.
+ */
+export interface RawAnswer {
   readonly body: Buffer;
   readonly etag: string;
   readonly encoding: 'gzip' | 'br' | undefined;
-  /** Flat [name, value, ...] header lists for a 200, per policy (node:http writeHead takes them as they are). */
-  readonly headers: Readonly<Record<CachePolicy, readonly string[]>>;
+  /** Flat [name, value, ...] header list for a 200 (node:http writeHead takes it as it is). */
+  readonly headers: readonly string[];
   /** The same for a 304 (no body headers). */
-  readonly notModifiedHeaders: Readonly<Record<CachePolicy, readonly string[]>>;
+  readonly notModifiedHeaders: readonly string[];
+}
+
+/** Every encoding of a version under one cache policy, with the lock state the writer guards on. */
+export interface RawAnswers {
+  readonly policy: CachePolicy;
+  readonly locked: boolean;
+  readonly identity: RawAnswer;
+  readonly gzip: RawAnswer | undefined;
+  readonly brotli: RawAnswer | undefined;
 }
 
 /** The bytes of one served version, in every encoding, with what gating needs. */
@@ -25,17 +37,21 @@ export interface RawEntry {
   readonly latestVersion: number;
   readonly locked: boolean;
   readonly passcodeGeneration: number;
-  /** The stored HTML with the spec 4.6 additions, UTF-8. */
-  readonly identity: RawVariant;
-  readonly gzip: RawVariant | undefined;
-  readonly brotli: RawVariant | undefined;
-  /** Memory held by all variants. */
+  /** The answers under each cache policy (the bodies are shared). */
+  readonly answers: Readonly<Record<CachePolicy, RawAnswers>>;
+  /** Memory held by the bodies of every encoding. */
   readonly bytes: number;
 }
 
 export interface RawCache {
   /** `version` undefined means the latest version. */
   get(slug: string, version: number | undefined): RawEntry | undefined;
+  /**
+   * The fast path's lookup: the open or locked answers cached for a request URL exactly as it arrived, which hits
+   * only for the canonical forms `/p/<slug>/raw` (policy `latest`) and `/p/<slug>/raw?v=<n>` (policy `pinned`).
+   * No parsing and no key to build; any other spelling misses and goes to the route.
+   */
+  answersFor(url: string): RawAnswers | undefined;
   /** A stamp to take before loading `slug` and pass back to `set`, so a load overtaken by a change is dropped. */
   generation(slug: string): number;
   set(entry: RawEntry, requested: number | undefined, generation: number): void;
@@ -51,13 +67,23 @@ export interface RawCacheOptions {
   readonly maxEntries?: number;
 }
 
-interface Slot {
+/**
+ * A cached entry, carrying a copy of its answers under the policy its key implies: the fast path gets the slot
+ * itself as those answers, one object fewer to read per request (each is a likely cache miss under load).
+ */
+interface Slot extends RawAnswers {
   readonly entry: RawEntry;
   used: boolean;
 }
 
-const keyOf = (slug: string, version: number | undefined) =>
-  version === undefined ? `${slug}@latest` : `${slug}@${version}`;
+function slotOf(entry: RawEntry, policy: CachePolicy): Slot {
+  const { locked, identity, gzip, brotli } = entry.answers[policy];
+  return { policy, locked, identity, gzip, brotli, entry, used: false };
+}
+
+/** Keys are the canonical request URLs, so the fast path looks up `request.url` as it is (answersFor). */
+export const rawUrlOf = (slug: string, version: number | undefined) =>
+  version === undefined ? `/p/${slug}/raw` : `/p/${slug}/raw?v=${version}`;
 
 export function createRawCache(options: RawCacheOptions = {}): RawCache {
   const maxBytes = options.maxBytes ?? 256 * 1_048_576;
@@ -101,17 +127,23 @@ export function createRawCache(options: RawCacheOptions = {}): RawCache {
 
   return {
     get(slug, version) {
-      const slot = entries.get(keyOf(slug, version));
+      const slot = entries.get(rawUrlOf(slug, version));
       if (slot === undefined) return undefined;
       slot.used = true;
       return slot.entry;
     },
+    answersFor(url) {
+      const slot = entries.get(url);
+      if (slot === undefined) return undefined;
+      slot.used = true;
+      return slot;
+    },
     generation: () => tick,
     set(entry, requested, stamp) {
       if (stamp < floor || (changedAt.get(entry.slug) ?? 0) > stamp || entry.bytes > maxBytes) return;
-      const key = keyOf(entry.slug, requested);
+      const key = rawUrlOf(entry.slug, requested);
       remove(key);
-      entries.set(key, { entry, used: false });
+      entries.set(key, slotOf(entry, requested === undefined ? 'latest' : 'pinned'));
       bytes += entry.bytes;
       const keys = keysBySlug.get(entry.slug) ?? new Set<string>();
       keysBySlug.set(entry.slug, keys);

@@ -1,14 +1,17 @@
 /**
  * What /p/<slug>/raw sends. Everything that can be done once per version (injection, ETag, gzip and brotli
- * variants, header sets) is done once when the entry is built, then cached (raw-cache.ts); a request only picks a
- * variant and compares an ETag.
+ * variants, the header list of every encoding under every cache policy) is done once when the entry is built, then
+ * cached (raw-cache.ts); a request only picks an answer and compares an ETag.
  */
 import { createHash } from 'node:crypto';
 import { promisify } from 'node:util';
 import { brotliCompress, constants, gzip } from 'node:zlib';
 import type { DropRecord, VersionContent } from '../domain/types.js';
 import { injectDefensiveHead } from './inject.js';
-import type { CachePolicy, RawEntry, RawVariant } from './raw-cache.js';
+import type { CachePolicy, RawAnswer, RawAnswers, RawEntry } from './raw-cache.js';
+
+/** What an entry needs of its drop. */
+type ServedDrop = Pick<DropRecord, 'slug' | 'latestVersion' | 'locked' | 'passcodeGeneration'>;
 
 /** DECISIONS "Public serving": the sandbox never includes allow-same-origin. */
 export const SANDBOX_CSP = 'sandbox allow-scripts allow-forms allow-popups allow-modals allow-downloads';
@@ -23,7 +26,6 @@ const CACHE_CONTROL: Readonly<Record<CachePolicy, string>> = {
   pinned: CACHE_PINNED,
   private: CACHE_PRIVATE,
 };
-const POLICIES = ['latest', 'pinned', 'private'] as const;
 
 const gzipAsync = promisify(gzip);
 const brotliAsync = promisify(brotliCompress);
@@ -31,8 +33,21 @@ const brotliAsync = promisify(brotliCompress);
 /** Below this size compression is not worth a request's CPU. */
 const MIN_COMPRESS_BYTES = 512;
 
-function variant(body: Buffer, etag: string, encoding: RawVariant['encoding']): RawVariant {
-  const common = (policy: CachePolicy) => [
+/**
+ * A sequential copy of a string built by concatenation or slicing (a V8 cons or sliced string), for values made
+ * once per version and read by every request: flat, one object to read instead of a tree of them. Header values
+ * are ASCII, so the latin1 round trip is exact.
+ */
+const flat = (value: string) => Buffer.from(value, 'latin1').toString('latin1');
+
+interface Encoded {
+  readonly body: Buffer;
+  readonly etag: string;
+  readonly encoding: RawAnswer['encoding'];
+}
+
+function answer({ body, etag, encoding }: Encoded, policy: CachePolicy): RawAnswer {
+  const notModifiedHeaders = [
     'content-type',
     'text/html; charset=utf-8',
     'x-content-type-options',
@@ -48,25 +63,40 @@ function variant(body: Buffer, etag: string, encoding: RawVariant['encoding']): 
     'etag',
     etag,
   ];
-  const full = (policy: CachePolicy) => [
-    ...common(policy),
+  const headers = [
+    ...notModifiedHeaders,
     ...(encoding === undefined ? [] : ['content-encoding', encoding]),
     'content-length',
     String(body.length),
   ];
+  return { body, etag, encoding, headers, notModifiedHeaders };
+}
+
+interface Encodings {
+  readonly identity: Encoded;
+  readonly gzip: Encoded | undefined;
+  readonly brotli: Encoded | undefined;
+}
+
+function answersUnder(drop: ServedDrop, { identity, gzip, brotli }: Encodings, policy: CachePolicy): RawAnswers {
+  const optional = (encoded: Encoded | undefined) => (encoded === undefined ? undefined : answer(encoded, policy));
   return {
-    body,
-    etag,
-    encoding,
-    headers: Object.fromEntries(POLICIES.map((p) => [p, full(p)])) as Record<CachePolicy, string[]>,
-    notModifiedHeaders: Object.fromEntries(POLICIES.map((p) => [p, common(p)])) as Record<CachePolicy, string[]>,
+    policy,
+    locked: drop.locked,
+    identity: answer(identity, policy),
+    gzip: optional(gzip),
+    brotli: optional(brotli),
   };
 }
 
 /** Builds a cache entry: injected bytes, ETag and compressed variants (compression runs on the thread pool). */
-export async function buildRawEntry(drop: DropRecord, content: VersionContent): Promise<RawEntry> {
+export async function buildRawEntry(
+  drop: ServedDrop,
+  content: Pick<VersionContent, 'version' | 'html'>,
+): Promise<RawEntry> {
   const body = Buffer.from(injectDefensiveHead(content.html), 'utf8');
   const tag = `${content.version}-${createHash('sha256').update(body).digest('base64url').slice(0, 22)}`;
+  const etag = (suffix: string) => flat(`"${tag}${suffix}"`);
   const compress = body.length >= MIN_COMPRESS_BYTES;
   const [gz, br] = compress
     ? await Promise.all([
@@ -80,16 +110,23 @@ export async function buildRawEntry(drop: DropRecord, content: VersionContent): 
         }),
       ])
     : [undefined, undefined];
+  const encodings: Encodings = {
+    identity: { body, etag: etag(''), encoding: undefined },
+    gzip: gz !== undefined && gz.length < body.length ? { body: gz, etag: etag('-gz'), encoding: 'gzip' } : undefined,
+    brotli: br !== undefined && br.length < body.length ? { body: br, etag: etag('-br'), encoding: 'br' } : undefined,
+  };
   return {
     slug: drop.slug,
     version: content.version,
     latestVersion: drop.latestVersion,
     locked: drop.locked,
     passcodeGeneration: drop.passcodeGeneration,
-    identity: variant(body, `"${tag}"`, undefined),
-    gzip: gz !== undefined && gz.length < body.length ? variant(gz, `"${tag}-gz"`, 'gzip') : undefined,
-    brotli: br !== undefined && br.length < body.length ? variant(br, `"${tag}-br"`, 'br') : undefined,
-    bytes: body.length + (gz?.length ?? 0) + (br?.length ?? 0),
+    answers: {
+      latest: answersUnder(drop, encodings, 'latest'),
+      pinned: answersUnder(drop, encodings, 'pinned'),
+      private: answersUnder(drop, encodings, 'private'),
+    },
+    bytes: body.length + (encodings.gzip?.body.length ?? 0) + (encodings.brotli?.body.length ?? 0),
   };
 }
 
@@ -97,11 +134,11 @@ export async function buildRawEntry(drop: DropRecord, content: VersionContent): 
  * Picks the variant for an Accept-Encoding header: brotli, then gzip, then identity. A coding listed with q=0 is
  * refused (RFC 9110 12.5.3); other q-values are not ranked (both codings are good for text).
  */
-export function pickVariant(entry: RawEntry, acceptEncoding: string | undefined): RawVariant {
-  if (acceptEncoding === undefined || acceptEncoding === '') return entry.identity;
-  if (entry.brotli !== undefined && accepts(acceptEncoding, 'br')) return entry.brotli;
-  if (entry.gzip !== undefined && accepts(acceptEncoding, 'gzip')) return entry.gzip;
-  return entry.identity;
+export function pickVariant(answers: RawAnswers, acceptEncoding: string | undefined): RawAnswer {
+  if (acceptEncoding === undefined || acceptEncoding === '') return answers.identity;
+  if (answers.brotli !== undefined && accepts(acceptEncoding, 'br')) return answers.brotli;
+  if (answers.gzip !== undefined && accepts(acceptEncoding, 'gzip')) return answers.gzip;
+  return answers.identity;
 }
 
 function accepts(header: string, coding: string): boolean {
@@ -121,12 +158,12 @@ function accepts(header: string, coding: string): boolean {
 }
 
 /** True when If-None-Match names any variant of this entry (or is `*`). RFC 9110 13.1.2: weak comparison. */
-export function matchesEtag(entry: RawEntry, ifNoneMatch: string | undefined): boolean {
+export function matchesEtag(answers: RawAnswers, ifNoneMatch: string | undefined): boolean {
   if (ifNoneMatch === undefined) return false;
   if (ifNoneMatch.trim() === '*') return true;
   for (const candidate of ifNoneMatch.split(',')) {
     const tag = candidate.trim().replace(/^W\//, '');
-    if (tag === entry.identity.etag || tag === entry.gzip?.etag || tag === entry.brotli?.etag) return true;
+    if (tag === answers.identity.etag || tag === answers.gzip?.etag || tag === answers.brotli?.etag) return true;
   }
   return false;
 }

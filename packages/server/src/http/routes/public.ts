@@ -8,7 +8,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { authenticate } from '../../domain/accounts.js';
 import { isValidSlug } from '../../domain/ids.js';
 import { unlockDrop } from '../../domain/viewing.js';
-import { writeRawEntry } from '../../serve/fast-path.js';
+import { writeRawAnswer } from '../../serve/fast-path.js';
 import { buildRawEntry, CACHE_PRIVATE } from '../../serve/raw.js';
 import type { CachePolicy, RawEntry } from '../../serve/raw-cache.js';
 import type { RouteContext, TypedApp } from '../app.js';
@@ -130,7 +130,7 @@ export function registerPublicRoutes(app: TypedApp, ctx: RouteContext): void {
       // The fast path's writer, so every raw document goes out through one code path (serve/fast-path.ts).
       reply.hijack();
       try {
-        writeRawEntry(request.raw, reply.raw, entry, policy);
+        writeRawAnswer(request.raw, reply.raw, entry.answers[policy]);
       } catch (error) {
         // Past the hijack Fastify's error handler no longer answers: log, and do not leave the client waiting.
         request.log.error({ err: error, reqId: request.id }, 'raw answer failed');

@@ -1,0 +1,87 @@
+/**
+ * The fast path over a real socket, in front of a stand-in for the route (status 599), so every answer shows which
+ * side gave it: only canonical URLs of cached, open drops are answered before routing.
+ */
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createRawFastPath, writeRawAnswer } from './fast-path.js';
+import { buildRawEntry, CACHE_LATEST, CACHE_PINNED } from './raw.js';
+import { createRawCache } from './raw-cache.js';
+
+const ROUTE = 599;
+const cache = createRawCache();
+let server: http.Server;
+let port: number;
+
+async function cacheDrop(slug: string, html: string, options: { locked?: boolean; version?: number } = {}) {
+  const drop = { slug, latestVersion: 1, locked: options.locked ?? false, passcodeGeneration: 0 };
+  const entry = await buildRawEntry(drop, { version: 1, html });
+  cache.set(entry, options.version, cache.generation(slug));
+}
+
+function get(path: string, method = 'GET', headers: Record<string, string> = {}) {
+  return new Promise<{ status: number; headers: http.IncomingHttpHeaders; body: string }>((resolve, reject) => {
+    const req = http.request({ host: '127.0.0.1', port, path, method, headers }, (res) => {
+      let body = '';
+      res.setEncoding('latin1');
+      res.on('data', (chunk: string) => {
+        body += chunk;
+      });
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body }));
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+beforeAll(async () => {
+  const fastPath = createRawFastPath(cache);
+  server = http.createServer((request, response) => {
+    if (!fastPath(request, response)) response.writeHead(ROUTE).end();
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  port = (server.address() as AddressInfo).port;
+  await cacheDrop('open1', '<p>open latest</p>');
+  await cacheDrop('open1', '<p>open pinned</p>', { version: 1 });
+  await cacheDrop('shut1', '<p>secret</p>', { locked: true });
+});
+afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
+
+describe('raw fast path', () => {
+  it('answers the canonical latest and pinned URLs under their cache policies', async () => {
+    const latest = await get('/p/open1/raw');
+    expect(latest.status).toBe(200);
+    expect(latest.body).toContain('open latest');
+    expect(latest.headers['cache-control']).toBe(CACHE_LATEST);
+    const pinned = await get('/p/open1/raw?v=1');
+    expect(pinned.status).toBe(200);
+    expect(pinned.body).toContain('open pinned');
+    expect(pinned.headers['cache-control']).toBe(CACHE_PINNED);
+    const head = await get('/p/open1/raw', 'HEAD');
+    expect(head.status).toBe(200);
+    expect(head.body).toBe('');
+    expect(head.headers['content-length']).toBe(latest.headers['content-length']);
+    const notModified = await get('/p/open1/raw', 'GET', { 'if-none-match': String(latest.headers.etag) });
+    expect(notModified.status).toBe(304);
+  });
+
+  it('leaves every other spelling, method and locked drop to the route', async () => {
+    for (const path of ['/p/open1/raw/', '/p/open1/raw?v=01', '/p/open1/raw?v=1&x=1', '/p/open1/raw?', '/p/open1']) {
+      expect((await get(path)).status, path).toBe(ROUTE);
+    }
+    expect((await get('/p/open1/raw', 'POST')).status).toBe(ROUTE);
+    expect((await get('/p/open1/raw', 'OPTIONS')).status).toBe(ROUTE);
+    const locked = await get('/p/shut1/raw');
+    expect(locked.status).toBe(ROUTE);
+    expect(locked.body).not.toContain('secret');
+  });
+
+  it('refuses to write a locked drop under a shared cache policy', () => {
+    const answers = cache.answersFor('/p/shut1/raw');
+    expect(answers?.locked).toBe(true);
+    const request = { rawHeaders: [], method: 'GET' } as unknown as http.IncomingMessage;
+    const response = {} as http.ServerResponse;
+    expect(() => writeRawAnswer(request, response, answers as NonNullable<typeof answers>)).toThrow(/privately/);
+  });
+});
