@@ -81,8 +81,11 @@ function slotOf(entry: RawEntry, policy: CachePolicy): Slot {
   return { policy, locked, identity, gzip, brotli, entry, used: false };
 }
 
+/** The shared-cache policy of an open drop's answer: the latest version, or a pinned `?v=<n>`. */
+export const openPolicyOf = (version: number | undefined): CachePolicy => (version === undefined ? 'latest' : 'pinned');
+
 /** Keys are the canonical request URLs, so the fast path looks up `request.url` as it is (answersFor). */
-export const rawUrlOf = (slug: string, version: number | undefined) =>
+const rawUrlOf = (slug: string, version: number | undefined) =>
   version === undefined ? `/p/${slug}/raw` : `/p/${slug}/raw?v=${version}`;
 
 export function createRawCache(options: RawCacheOptions = {}): RawCache {
@@ -125,25 +128,22 @@ export function createRawCache(options: RawCacheOptions = {}): RawCache {
     }
   }
 
+  /** A lookup that counts as a use for the replacement policy. */
+  function hit(key: string): Slot | undefined {
+    const slot = entries.get(key);
+    if (slot !== undefined) slot.used = true;
+    return slot;
+  }
+
   return {
-    get(slug, version) {
-      const slot = entries.get(rawUrlOf(slug, version));
-      if (slot === undefined) return undefined;
-      slot.used = true;
-      return slot.entry;
-    },
-    answersFor(url) {
-      const slot = entries.get(url);
-      if (slot === undefined) return undefined;
-      slot.used = true;
-      return slot;
-    },
+    get: (slug, version) => hit(rawUrlOf(slug, version))?.entry,
+    answersFor: hit,
     generation: () => tick,
     set(entry, requested, stamp) {
       if (stamp < floor || (changedAt.get(entry.slug) ?? 0) > stamp || entry.bytes > maxBytes) return;
       const key = rawUrlOf(entry.slug, requested);
       remove(key);
-      entries.set(key, slotOf(entry, requested === undefined ? 'latest' : 'pinned'));
+      entries.set(key, slotOf(entry, openPolicyOf(requested)));
       bytes += entry.bytes;
       const keys = keysBySlug.get(entry.slug) ?? new Set<string>();
       keysBySlug.set(entry.slug, keys);

@@ -10,7 +10,7 @@ import { isValidSlug } from '../../domain/ids.js';
 import { unlockDrop } from '../../domain/viewing.js';
 import { writeRawAnswer } from '../../serve/fast-path.js';
 import { buildRawEntry, CACHE_PRIVATE } from '../../serve/raw.js';
-import type { CachePolicy, RawEntry } from '../../serve/raw-cache.js';
+import { openPolicyOf, type RawEntry } from '../../serve/raw-cache.js';
 import type { RouteContext, TypedApp } from '../app.js';
 import { acceptFormPosts, formField } from '../forms.js';
 import { escapeHtml, NOT_FOUND_PAGE, simplePage } from '../pages/layout.js';
@@ -111,7 +111,7 @@ export function registerPublicRoutes(app: TypedApp, ctx: RouteContext): void {
       const { slug, version } = target;
       const entry = await loadRaw(slug, version);
       if (entry === undefined) return sendPage(reply, 404, NOT_FOUND_PAGE);
-      let policy: CachePolicy = version === undefined ? 'latest' : 'pinned';
+      let policy = openPolicyOf(version);
       if (entry.locked) {
         policy = 'private';
         if (!hasCapability(request, slug, entry.passcodeGeneration) && !(await isOwner(request, slug))) {
