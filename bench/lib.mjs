@@ -131,6 +131,7 @@ export function freePort() {
  * @typedef {object} HttpResult
  * @property {number} status
  * @property {import('node:http').IncomingHttpHeaders} headers
+ * @property {string[]} rawHeaders names and values as received, in order
  * @property {Buffer} body
  */
 
@@ -146,7 +147,14 @@ export function httpGet(url, agent) {
       /** @type {Buffer[]} */
       const chunks = [];
       res.on('data', (chunk) => chunks.push(chunk));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks) }));
+      res.on('end', () =>
+        resolve({
+          status: res.statusCode ?? 0,
+          headers: res.headers,
+          rawHeaders: res.rawHeaders,
+          body: Buffer.concat(chunks),
+        }),
+      );
       res.on('error', reject);
     });
     req.on('timeout', () => req.destroy(new Error(`timeout: GET ${url}`)));
@@ -300,15 +308,24 @@ export async function runWrk({ url, script, threads, connections, seconds }) {
   return parseWrk(managed.output());
 }
 
-/** @param {readonly number[]} values */
-export function median(values) {
+/**
+ * The `q` quantile (0..1) of `values`, interpolating linearly between the closest ranks; NaN when empty.
+ * @param {readonly number[]} values
+ * @param {number} q
+ */
+export function quantile(values, q) {
   const sorted = [...values].sort((a, b) => a - b);
   if (sorted.length === 0) return Number.NaN;
-  const mid = Math.floor(sorted.length / 2);
-  const hi = sorted[mid] ?? Number.NaN;
-  const lo = sorted[mid - 1] ?? Number.NaN;
-  return sorted.length % 2 === 1 ? hi : (lo + hi) / 2;
+  const at = (sorted.length - 1) * q;
+  const below = sorted[Math.floor(at)] ?? Number.NaN;
+  const above = sorted[Math.ceil(at)] ?? Number.NaN;
+  return below + (above - below) * (at - Math.floor(at));
 }
+
+/**
+ * @param {readonly number[]} values
+ */
+export const median = (values) => quantile(values, 0.5);
 
 /**
  * Integer from the environment, or `fallback`; exits with a message when malformed.

@@ -23,6 +23,7 @@ import {
   mapLimit,
   median,
   onPath,
+  quantile,
   registerTempDir,
   runWrk,
   selfAndReapedTicks,
@@ -42,11 +43,12 @@ const HOST = '127.0.0.1';
 const config = {
   drops: intEnv('BENCH_DROPS', 3000, 1),
   htmlBytes: intEnv('BENCH_HTML_BYTES', 20_000, 200),
-  seconds: intEnv('BENCH_DURATION', 10, 1),
-  warmupSeconds: intEnv('BENCH_WARMUP', 2, 0),
+  seconds: intEnv('BENCH_DURATION', 4, 1),
+  warmupSeconds: intEnv('BENCH_WARMUP', 1, 0),
+  firstWarmupSeconds: intEnv('BENCH_FIRST_WARMUP', 5, 0),
   connections: intEnv('BENCH_CONNECTIONS', 50, 1),
   threads: intEnv('BENCH_THREADS', 1, 1),
-  rounds: intEnv('BENCH_ROUNDS', 3, 1),
+  rounds: intEnv('BENCH_ROUNDS', 9, 1),
   seedConcurrency: 16,
 };
 const truthy = (/** @type {string | undefined} */ value) =>
@@ -56,6 +58,23 @@ const STRICT = truthy(process.env.BENCH_STRICT);
 const ISOLATE = truthy(process.env.BENCH_ISOLATE);
 /** The bare baseline with the service's tick-shape workaround (node-baseline.mjs --keep-tick-shape). */
 const PINNED_NODE = 'node:http+tickfix';
+/** The same, sending htmldrop's headers (diagnostic, BENCH_ISOLATE). */
+const HEADERS_NODE = 'node:http+tickfix+headers';
+/** Headers node:http adds by itself, left out of the lists the diagnostic baseline sends. */
+const NODE_OWN_HEADERS = new Set(['date', 'connection', 'keep-alive']);
+
+/**
+ * htmldrop's headers as a flat [name, value, ...] list, without those node:http adds.
+ * @param {string[]} rawHeaders
+ */
+function ownHeaders(rawHeaders) {
+  const list = [];
+  for (let i = 0; i + 1 < rawHeaders.length; i += 2) {
+    const name = /** @type {string} */ (rawHeaders[i]);
+    if (!NODE_OWN_HEADERS.has(name.toLowerCase())) list.push(name, /** @type {string} */ (rawHeaders[i + 1]));
+  }
+  return list;
+}
 const ISOLATE_REQUESTS = intEnv('BENCH_ISOLATE_REQUESTS', 3000, 1);
 
 /** Targets htmldrop must reach, relative to the node:http baseline measured in the same run. */
@@ -268,7 +287,8 @@ async function main() {
   );
   console.log(
     `  drops=${config.drops} html~${config.htmlBytes}B  wrk -t${config.threads} -c${config.connections} ` +
-      `-d${config.seconds}s --latency, warmup ${config.warmupSeconds}s, rounds=${config.rounds}`,
+      `-d${config.seconds}s --latency, warmup ${config.firstWarmupSeconds}s once then ${config.warmupSeconds}s per run, ` +
+      `rounds=${config.rounds}`,
   );
   const idleBusy = await busyCores(1000);
   if (idleBusy !== null) {
@@ -325,6 +345,9 @@ async function main() {
 
   // --- the exact bytes the service sends (no Accept-Encoding, like wrk) -------------------------------------------------
   const agent = new http.Agent({ keepAlive: true, maxSockets: config.seedConcurrency });
+  // htmldrop's own headers per document, for the diagnostic baseline that sends them (BENCH_ISOLATE).
+  const headersDir = path.join(tmp, 'headers');
+  if (ISOLATE) mkdirSync(headersDir);
   /** @type {import('node:http').IncomingHttpHeaders | undefined} */
   let serviceHeaders;
   const bodies = await mapLimit(created, config.seedConcurrency, async ({ slug, rawUrl }) => {
@@ -336,6 +359,7 @@ async function main() {
     serviceHeaders ??= res.headers;
     mkdirSync(path.join(www, 'p', slug));
     writeFileSync(path.join(www, 'p', slug, 'raw'), res.body);
+    if (ISOLATE) writeFileSync(path.join(headersDir, `${slug}.json`), JSON.stringify(ownHeaders(res.rawHeaders)));
     return res.body;
   });
   agent.destroy();
@@ -357,44 +381,39 @@ async function main() {
   // --- baselines -----------------------------------------------------------------------------------------------------
   /** @type {{ name: string, url: string, pid: number | undefined }[]} */
   const targets = [{ name: 'htmldrop', url: baseUrl, pid: service.child.pid }];
-  const nodePort = await freePort();
-  const nodeBaseline = spawnManaged('node:http', process.execPath, [
-    path.join(BENCH_DIR, 'node-baseline.mjs'),
-    www,
-    String(nodePort),
-    HOST,
-  ]);
-  const nodeUrl = `http://${HOST}:${nodePort}`;
-  await waitForHttp(`${nodeUrl}${paths[0]}`, nodeBaseline);
-  targets.push({ name: 'node:http', url: nodeUrl, pid: nodeBaseline.child.pid });
+  /**
+   * Starts a baseline on a free port, waits until it serves the first path and adds it to the targets.
+   * @param {string} name
+   * @param {(port: number) => string[]} argsFor node arguments (script first) for the port
+   * @param {number} [timeoutMs]
+   */
+  const addNodeTarget = async (name, argsFor, timeoutMs) => {
+    const port = await freePort();
+    const managed = spawnManaged(name, process.execPath, argsFor(port));
+    const url = `http://${HOST}:${port}`;
+    await waitForHttp(`${url}${paths[0]}`, managed, timeoutMs);
+    targets.push({ name, url, pid: managed.child.pid });
+  };
+  const baseline =
+    (/** @type {string[]} */ ...flags) =>
+    (/** @type {number} */ port) => [path.join(BENCH_DIR, 'node-baseline.mjs'), www, String(port), HOST, ...flags];
+  await addNodeTarget('node:http', baseline());
   // The same bare server with the service's V8 tick-shape workaround: the strictest ceiling (bench/README.md).
-  const pinnedPort = await freePort();
-  const pinnedBaseline = spawnManaged(PINNED_NODE, process.execPath, [
-    path.join(BENCH_DIR, 'node-baseline.mjs'),
-    www,
-    String(pinnedPort),
-    HOST,
-    '--keep-tick-shape',
-  ]);
-  const pinnedUrl = `http://${HOST}:${pinnedPort}`;
-  await waitForHttp(`${pinnedUrl}${paths[0]}`, pinnedBaseline);
-  targets.push({ name: PINNED_NODE, url: pinnedUrl, pid: pinnedBaseline.child.pid });
-
+  await addNodeTarget(PINNED_NODE, baseline('--keep-tick-shape'));
   if (ISOLATE) {
+    // The strict baseline sending htmldrop's headers: what the same bytes on the wire cost node:http.
+    await addNodeTarget(HEADERS_NODE, baseline('--keep-tick-shape', '--headers', headersDir));
     for (const [name, extra] of /** @type {const} */ ([
       ['fast path', []],
       ['fast path after Fastify', ['--fastify-requests', String(ISOLATE_REQUESTS)]],
     ])) {
-      const port = await freePort();
-      const managed = spawnManaged(name, process.execPath, [
+      const fastPathOnly = (/** @type {number} */ port) => [
         path.join(BENCH_DIR, 'fast-path-only.mjs'),
         htmlDir,
         String(port),
         ...extra,
-      ]);
-      const url = `http://${HOST}:${port}`;
-      await waitForHttp(`${url}${paths[0]}`, managed, 120_000);
-      targets.push({ name, url, pid: managed.child.pid });
+      ];
+      await addNodeTarget(name, fastPathOnly, 120_000);
     }
   }
 
@@ -413,8 +432,15 @@ async function main() {
   // Every target must send the same bytes, for a spread of paths.
   const step = Math.max(1, Math.floor(paths.length / 25));
   for (let i = 0; i < paths.length; i += step) {
+    /** @type {string | undefined} htmldrop's headers for this path (targets[0] is htmldrop) */
+    let expectedHeaders;
     for (const target of targets) {
       const res = await httpGet(`${target.url}${paths[i]}`);
+      const sent = JSON.stringify(ownHeaders(res.rawHeaders));
+      expectedHeaders ??= sent;
+      if (target.name === HEADERS_NODE && sent !== expectedHeaders) {
+        throw new Error(`${target.name} ${paths[i]}: sent headers ${sent}, htmldrop sent ${expectedHeaders}`);
+      }
       const type = String(res.headers['content-type']).toLowerCase().replace(/\s+/g, '');
       if (
         res.status !== 200 ||
@@ -440,10 +466,25 @@ async function main() {
   /** @type {{ round: number, target: string, rps: number, p50Ms: number, p90Ms: number, p99Ms: number, requests: number, bytesPerResponse: number, non2xx: number, socketErrors: number, cpu: CpuShare | null }[]} */
   const runs = [];
   const nameWidth = Math.max(...targets.map((t) => t.name.length));
+  /** @param {{ url: string }} target */
+  const wrkOptions = (target) => ({
+    url: `${target.url}/`,
+    script,
+    threads: config.threads,
+    connections: config.connections,
+  });
+  // Every target is loaded once before any measurement (JIT tiers, caches, connection pools settle).
+  if (config.firstWarmupSeconds > 0) {
+    for (const target of targets) await runWrk({ ...wrkOptions(target), seconds: config.firstWarmupSeconds });
+  }
   console.log('');
   for (let round = 1; round <= config.rounds; round++) {
-    for (const target of targets) {
-      const common = { url: `${target.url}/`, script, threads: config.threads, connections: config.connections };
+    // Short runs, every target once per round, the order rotated each round: the machine's drift (which moves a
+    // single server by 20-30% within a minute here) hits the runs of one round alike, and no target always runs
+    // right after the same neighbour. The ratios are taken within each round (see the summary).
+    const shift = (round - 1) % targets.length;
+    for (const target of [...targets.slice(shift), ...targets.slice(0, shift)]) {
+      const common = wrkOptions(target);
       if (config.warmupSeconds > 0) await runWrk({ ...common, seconds: config.warmupSeconds });
       const before = cpuSnapshot(target.pid);
       const r = await runWrk({ ...common, seconds: config.seconds });
@@ -492,10 +533,25 @@ async function main() {
   );
   const htmldrop = summary.htmldrop;
   if (htmldrop === undefined) throw new Error('no htmldrop runs');
+  // htmldrop's requests/s over each target's, within each round (the runs of a round are seconds apart), then the
+  // median over the rounds, with the quartiles to show the spread.
+  const roundRatios = Object.fromEntries(
+    targets.map(({ name }) => {
+      const values = [];
+      for (let round = 1; round <= config.rounds; round++) {
+        const mine = runs.find((r) => r.round === round && r.target === 'htmldrop');
+        const theirs = runs.find((r) => r.round === round && r.target === name);
+        if (mine !== undefined && theirs !== undefined && theirs.rps > 0) values.push(mine.rps / theirs.rps);
+      }
+      return [name, { median: median(values), q1: quantile(values, 0.25), q3: quantile(values, 0.75), values }];
+    }),
+  );
+  /** @param {string} name */
+  const ratioTo = (name) => roundRatios[name]?.median ?? null;
   const ratios = {
-    'htmldrop/node': summary['node:http'] ? htmldrop.medianRps / summary['node:http'].medianRps : null,
-    'htmldrop/node:http+tickfix': summary[PINNED_NODE] ? htmldrop.medianRps / summary[PINNED_NODE].medianRps : null,
-    'htmldrop/nginx': summary.nginx ? htmldrop.medianRps / summary.nginx.medianRps : null,
+    'htmldrop/node': ratioTo('node:http'),
+    'htmldrop/node:http+tickfix': ratioTo(PINNED_NODE),
+    'htmldrop/nginx': ratioTo('nginx'),
   };
   const checks = {
     ratioVsNode: {
@@ -512,23 +568,30 @@ async function main() {
     p99: { targetMs: TARGET_P99_MS, valueMs: htmldrop.medianP99Ms, pass: htmldrop.medianP99Ms < TARGET_P99_MS },
   };
 
-  const rows = [['target', 'req/s (median)', 'min-max req/s', 'p99 ms (median)', 'server cores', 'htmldrop/target']];
+  const rows = [
+    ['target', 'req/s (median)', 'min-max req/s', 'p99 ms (median)', 'server cores', 'htmldrop/target', 'quartiles'],
+  ];
   for (const name of new Set(['htmldrop', 'node:http', PINNED_NODE, 'nginx', ...targets.map((t) => t.name)])) {
     const s = summary[name];
     if (s === undefined) {
-      rows.push([name, 'skipped', '', '', '', '']);
+      rows.push([name, 'skipped', '', '', '', '', '']);
       continue;
     }
+    const ratio = roundRatios[name];
     rows.push([
       name,
       fmtInt(s.medianRps),
       `${fmtInt(s.minRps)}-${fmtInt(s.maxRps)}`,
       fmt(s.medianP99Ms),
       fmt(s.medianServerCores),
-      fmt(htmldrop.medianRps / s.medianRps),
+      ratio === undefined ? '' : fmt(ratio.median),
+      ratio === undefined ? '' : `${fmt(ratio.q1)}-${fmt(ratio.q3)}`,
     ]);
   }
-  console.log(`\n${table(rows, [false, true, true, true, true, true])}\n`);
+  console.log(`\n${table(rows, [false, true, true, true, true, true, true])}`);
+  console.log(
+    'htmldrop/target: the median over the rounds of the ratio within each round; quartiles of those ratios\n',
+  );
   console.log(
     `htmldrop/node:  ${fmt(ratios['htmldrop/node'] ?? Number.NaN)}` +
       (ratios['htmldrop/nginx'] === null
@@ -569,6 +632,7 @@ async function main() {
         runs,
         summary,
         ratios,
+        roundRatios,
         checks,
       },
       null,
