@@ -230,6 +230,48 @@ describe('locked drops', () => {
     expect(limited.headers['cache-control']).toBe('private, no-store');
     expect((await attempt('letmein', '198.51.100.2')).statusCode).toBe(303);
   });
+
+  it('refuses passcode posts from other sites and from drops, before checking and without counting them', async () => {
+    const { slug } = await publish({ passcode: 'letmein' });
+    const ownOrigin = new URL(h.config.baseUrl).origin;
+    const post = (passcode: string, headers: Record<string, string>) =>
+      h.app.inject({
+        method: 'POST',
+        url: `/p/${slug}/unlock`,
+        remoteAddress: '203.0.113.9',
+        payload: `passcode=${passcode}`,
+        headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers },
+      });
+    const foreign: Record<string, string>[] = [
+      // Another site's page, or a drop (served by this host, but in a sandbox with an opaque origin).
+      { 'sec-fetch-site': 'cross-site', origin: 'null' },
+      { 'sec-fetch-site': 'cross-site', origin: 'https://evil.example' },
+      // A neighbouring subdomain.
+      { 'sec-fetch-site': 'same-site', origin: 'https://evil.example.test' },
+      // A browser without Fetch Metadata, on another site.
+      { origin: 'https://evil.example' },
+    ];
+    for (const headers of foreign) {
+      const right = await post('letmein', headers);
+      expect(right.statusCode, JSON.stringify(headers)).toBe(403);
+      expect(right.headers['set-cookie']).toBeUndefined();
+      expect(right.headers['cache-control']).toBe('private, no-store');
+      expect(right.body).toContain('only accepted from this page');
+      expect(right.body).toContain(`action="/p/${slug}/unlock"`);
+      // Enough wrong ones to hit the limit if they counted.
+      for (let i = 0; i < 3; i++) expect((await post('wrong', headers)).statusCode).toBe(403);
+    }
+    // 16 refused posts later, this client's attempts are untouched; our own page's posts go through, including
+    // Chromium's `Origin: null` under no-referrer.
+    for (let i = 0; i < 9; i++) {
+      expect((await post('wrong', { 'sec-fetch-site': 'same-origin', origin: 'null' })).statusCode).toBe(401);
+    }
+    expect((await post('letmein', { 'sec-fetch-site': 'same-origin', origin: 'null' })).statusCode).toBe(303);
+    expect((await post('letmein', { origin: ownOrigin })).statusCode).toBe(303);
+    expect((await post('letmein', { 'sec-fetch-site': 'none' })).statusCode).toBe(303);
+    expect((await post('wrong', {})).statusCode).toBe(401);
+    expect((await post('letmein', {})).statusCode).toBe(429);
+  });
 });
 
 describe('GET /p/<slug> (viewer)', () => {

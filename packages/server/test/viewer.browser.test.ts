@@ -120,6 +120,29 @@ describe('viewer in Chromium', () => {
     await context.close();
   });
 
+  it("refuses a passcode posted by a drop's script to another drop's gate, and plants no capability", async () => {
+    const locked = await publish({ html: PROBE, passcode: 'open sesame', title: 'Locked report' });
+    // Served by the same host, but sandboxed (opaque origin): Chromium reports its form post as cross-site.
+    const attacker = await publish({
+      title: 'Innocent page',
+      html: `<!doctype html><html><head><title>innocent</title></head><body><form id="f" method="post" action="/p/${locked}/unlock"><input name="passcode" value="open sesame"></form><script>document.getElementById('f').submit();</script></body></html>`,
+    });
+    const context = await browser.newContext();
+    const page = await context.newPage();
+    const answer = page.waitForResponse((r) => r.url().endsWith(`/p/${locked}/unlock`));
+    await page.goto(`${base}/p/${attacker}/raw`);
+    const refused = await answer;
+    expect(refused.status()).toBe(403);
+    expect(await refused.request().headerValue('sec-fetch-site')).toBe('cross-site');
+    expect(await context.cookies(`${base}/p/${locked}`)).toEqual([]);
+    // The visitor's own attempts are untouched and the gate still works from its own page.
+    await page.goto(`${base}/p/${locked}`);
+    await page.locator('#passcode').fill('open sesame');
+    await Promise.all([page.waitForURL(new RegExp(`/p/${locked}$`)), page.locator('#unlock').click()]);
+    expect((await probeResult(page)).origin).toBe('null');
+    await context.close();
+  });
+
   it('looks right at phone width (screenshot) and has no horizontal overflow', async () => {
     const slug = await publish({
       html: plain('On a phone'),

@@ -35,7 +35,8 @@ export interface GateModel {
   slug: string;
   /** Form POST target path, e.g. /p/<slug>/unlock?v=3. */
   action: string;
-  error: 'wrong' | 'rate_limited' | null;
+  /** 'foreign': the form was posted from another site or a sandboxed document, not from this page. */
+  error: 'wrong' | 'rate_limited' | 'foreign' | null;
   /** With 'rate_limited': seconds until another attempt is accepted. */
   retryAfterSeconds?: number;
   nonce: string;
@@ -243,9 +244,11 @@ export function renderGate(model: GateModel): string {
   const message =
     model.error === 'wrong'
       ? 'That passcode is not right.'
-      : limited
-        ? rateLimitMessage(model.retryAfterSeconds)
-        : null;
+      : model.error === 'foreign'
+        ? 'For your safety, a passcode is only accepted from this page. Enter it here.'
+        : limited
+          ? rateLimitMessage(model.retryAfterSeconds)
+          : null;
   const error = message === null ? '' : `<p class="err" id="gate-error" role="alert">${escapeHtml(message)}</p>`;
   const inputAttrs = [
     'type="password"',

@@ -12,7 +12,7 @@ import { writeRawAnswer } from '../../serve/fast-path.js';
 import { buildRawEntry, CACHE_PRIVATE } from '../../serve/raw.js';
 import { openPolicyOf, type RawEntry } from '../../serve/raw-cache.js';
 import type { RouteContext, TypedApp } from '../app.js';
-import { acceptFormPosts, formField } from '../forms.js';
+import { acceptFormPosts, formField, isForeignFormPost } from '../forms.js';
 import { escapeHtml, NOT_FOUND_PAGE, simplePage } from '../pages/layout.js';
 import { renderGate, renderViewer } from '../pages/viewer.js';
 import { cookieValue, serializeCookie } from '../signed-cookie.js';
@@ -68,6 +68,7 @@ function publicTarget(request: FastifyRequest): { slug: string; version: number 
 export function registerPublicRoutes(app: TypedApp, ctx: RouteContext): void {
   const { rawCache, store, config, capabilities, views } = ctx;
   const secureCookie = config.baseUrl.startsWith('https:');
+  const ownOrigin = new URL(config.baseUrl).origin;
 
   async function loadRaw(slug: string, version: number | undefined): Promise<RawEntry | undefined> {
     const cached = rawCache.get(slug, version);
@@ -195,10 +196,15 @@ export function registerPublicRoutes(app: TypedApp, ctx: RouteContext): void {
       const { slug, version: requested } = target;
       const passcode = formField(request.body, 'passcode');
       const versionQuery = requested === undefined ? '' : `?v=${requested}`;
-      const result = await unlockDrop(ctx.unlock, slug, request.ip, passcode);
       const nonce = randomBytes(16).toString('base64');
       reply.header('content-security-policy', viewerCsp(nonce));
       const action = `/p/${slug}/unlock${versionQuery}`;
+      // Another site (or a drop, from its opaque origin) must not spend a visitor's attempts or plant a
+      // capability: refused before the passcode is looked at, and not counted.
+      if (isForeignFormPost(request.headers, ownOrigin)) {
+        return sendPage(reply, 403, renderGate({ slug, action, error: 'foreign', nonce }), CACHE_PRIVATE);
+      }
+      const result = await unlockDrop(ctx.unlock, slug, request.ip, passcode);
       switch (result.kind) {
         case 'not_found':
           return sendPage(reply, 404, NOT_FOUND_PAGE);
