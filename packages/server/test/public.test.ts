@@ -179,6 +179,11 @@ describe('locked drops', () => {
     expect(viaToken.text).toContain('v1 v1');
     const viaCookie = await h.call('GET', `/p/${slug}/raw`, { headers: { cookie } });
     expect(viaCookie.status).toBe(200);
+    // The Raw link hands out no capability: the cookie opens it in this browser, and nothing opens it elsewhere.
+    const rawLink = /id="raw-link" href="([^"]*)"/.exec(viewer.text)?.[1]?.replaceAll('&amp;', '&');
+    expect(rawLink).toBe(`/p/${slug}/raw?v=1`);
+    expect((await h.call('GET', String(rawLink), { headers: { cookie } })).status).toBe(200);
+    expect((await h.call('GET', String(rawLink))).status).toBe(401);
     // Another drop does not accept this drop's capability.
     const other = await publish({ passcode: 'letmein' });
     expect(

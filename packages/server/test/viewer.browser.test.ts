@@ -117,6 +117,11 @@ describe('viewer in Chromium', () => {
     const cookies = await context.cookies(`${base}/p/${slug}`);
     expect(cookies.find((c) => c.name === 'hd_cap')).toMatchObject({ httpOnly: true, path: `/p/${slug}` });
     expect(JSON.stringify(seen)).not.toContain(cookies.find((c) => c.name === 'hd_cap')?.value ?? '###');
+    // The Raw link opens the drop in a new tab through the cookie, with no capability in its URL.
+    expect(await page.locator('#raw-link').getAttribute('href')).not.toContain('cap=');
+    const [tab] = await Promise.all([context.waitForEvent('page'), page.locator('#raw-link').click()]);
+    await tab.waitForLoadState('load');
+    expect(await tab.locator('#heading').textContent()).toBe('Quarterly numbers');
     await context.close();
   });
 

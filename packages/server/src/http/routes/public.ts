@@ -163,10 +163,13 @@ export function registerPublicRoutes(app: TypedApp, ctx: RouteContext): void {
       const number = requested ?? drop.latestVersion;
       const [shown, versions] = await Promise.all([store.getVersion(slug, number), store.listVersions(slug)]);
       if (shown === undefined) return sendPage(reply, 404, NOT_FOUND_PAGE);
-      let frameSrc = `/p/${slug}/raw?v=${number}`;
-      if (drop.locked) {
-        frameSrc += `&${CAPABILITY_PARAM}=${encodeURIComponent(capabilities.issue(slug, drop.passcodeGeneration).token)}`;
-      }
+      const rawUrl = `/p/${slug}/raw?v=${number}`;
+      // A locked drop's iframe carries a capability token, so raw works inside the viewer whatever the browser's
+      // cookie policy for frames. The Raw link does not: it opens in a tab of this browser, where the capability
+      // cookie (path /p/<slug>) opens it, and a copied link does not hand out access.
+      const frameSrc = drop.locked
+        ? `${rawUrl}&${CAPABILITY_PARAM}=${encodeURIComponent(capabilities.issue(slug, drop.passcodeGeneration).token)}`
+        : rawUrl;
       const html = renderViewer({
         slug,
         title: drop.title,
@@ -177,7 +180,7 @@ export function registerPublicRoutes(app: TypedApp, ctx: RouteContext): void {
         createdAt: shown.createdAt,
         context: shown.context,
         frameSrc,
-        rawUrl: frameSrc,
+        rawUrl,
         canonicalUrl: `${config.baseUrl}/p/${slug}`,
         nonce,
       });
