@@ -11,7 +11,7 @@
  *
  * Needs the built server (npm run build). Prints `listening <port>` once ready.
  */
-import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
@@ -36,6 +36,8 @@ if (fastifyRequests > 0) {
   const { loadConfig } = await import(path.join(DIST, 'config.js'));
   const { startServer } = await import(path.join(DIST, 'server.js'));
   const dataDir = mkdtempSync(path.join(os.tmpdir(), 'htmldrop-fastpath-'));
+  // Removed on the way out (raw.mjs stops this process with SIGTERM, handled below by process.exit).
+  process.on('exit', () => rmSync(dataDir, { recursive: true, force: true }));
   const config = loadConfig({ HOST: '127.0.0.1', PORT: '0', HTMLDROP_DATA_DIR: dataDir, HTMLDROP_LOG_LEVEL: 'warn' });
   const { app } = await startServer(config);
   const address = app.server.address();
