@@ -463,7 +463,7 @@ async function main() {
       'request = function()\n  return wrk.format(nil, paths[math.random(n)])\nend\n',
   );
 
-  /** @type {{ round: number, target: string, rps: number, p50Ms: number, p90Ms: number, p99Ms: number, requests: number, bytesPerResponse: number, non2xx: number, socketErrors: number, cpu: CpuShare | null }[]} */
+  /** @type {{ round: number, target: string, rps: number, p50Ms: number, p90Ms: number, p99Ms: number, requests: number, bytesPerResponse: number, non2xx: number, socketErrors: number, cpu: CpuShare | null, cpuUsPerRequest: number | null }[]} */
   const runs = [];
   const nameWidth = Math.max(...targets.map((t) => t.name.length));
   /** @param {{ url: string }} target */
@@ -501,13 +501,18 @@ async function main() {
         non2xx: r.non2xx,
         socketErrors: r.socketErrors,
         cpu,
+        // The server's CPU time per request: steadier than requests/s when wrk or the machine is the one slowing.
+        cpuUsPerRequest: cpu === null || r.rps <= 0 ? null : (cpu.server / r.rps) * 1e6,
       };
       runs.push(run);
       const errors = r.non2xx + r.socketErrors > 0 ? `  !! non-2xx ${r.non2xx}, socket errors ${r.socketErrors}` : '';
       console.log(
         `round ${round}/${config.rounds}  ${target.name.padEnd(nameWidth)} ${fmtInt(r.rps).padStart(8)} req/s  ` +
           `p50 ${fmt(r.p50Ms)} ms  p99 ${fmt(r.p99Ms)} ms  ~${fmtInt(run.bytesPerResponse)} B/resp` +
-          (cpu === null ? '' : `  cpu: server ${fmt(cpu.server)} wrk ${fmt(cpu.wrk)} other ${fmt(cpu.other)}`) +
+          (cpu === null
+            ? ''
+            : `  cpu: server ${fmt(cpu.server)} wrk ${fmt(cpu.wrk)} other ${fmt(cpu.other)}` +
+              `  ${fmt(run.cpuUsPerRequest ?? Number.NaN, 1)} µs/req`) +
           errors,
       );
     }
@@ -526,6 +531,7 @@ async function main() {
           maxRps: Math.max(...mine.map((r) => r.rps)),
           errors: mine.reduce((sum, r) => sum + r.non2xx + r.socketErrors, 0),
           medianServerCores: median(mine.flatMap((r) => (r.cpu === null ? [] : [r.cpu.server]))),
+          medianCpuUsPerRequest: median(mine.flatMap((r) => (r.cpuUsPerRequest === null ? [] : [r.cpuUsPerRequest]))),
           maxOtherCores: Math.max(...mine.map((r) => r.cpu?.other ?? 0)),
         },
       ];
@@ -535,16 +541,30 @@ async function main() {
   if (htmldrop === undefined) throw new Error('no htmldrop runs');
   // htmldrop's requests/s over each target's, within each round (the runs of a round are seconds apart), then the
   // median over the rounds, with the quartiles to show the spread.
-  const roundRatios = Object.fromEntries(
-    targets.map(({ name }) => {
-      const values = [];
-      for (let round = 1; round <= config.rounds; round++) {
-        const mine = runs.find((r) => r.round === round && r.target === 'htmldrop');
-        const theirs = runs.find((r) => r.round === round && r.target === name);
-        if (mine !== undefined && theirs !== undefined && theirs.rps > 0) values.push(mine.rps / theirs.rps);
-      }
-      return [name, { median: median(values), q1: quantile(values, 0.25), q3: quantile(values, 0.75), values }];
-    }),
+  /**
+   * Per target, the median over the rounds of `of(htmldrop's run, the target's run)` within each round, with the
+   * quartiles; rounds where `of` gives null are skipped.
+   * @param {(mine: (typeof runs)[number], theirs: (typeof runs)[number]) => number | null} of
+   */
+  const perRound = (of) =>
+    Object.fromEntries(
+      targets.map(({ name }) => {
+        const values = [];
+        for (let round = 1; round <= config.rounds; round++) {
+          const mine = runs.find((r) => r.round === round && r.target === 'htmldrop');
+          const theirs = runs.find((r) => r.round === round && r.target === name);
+          const value = mine === undefined || theirs === undefined ? null : of(mine, theirs);
+          if (value !== null && Number.isFinite(value)) values.push(value);
+        }
+        return [name, { median: median(values), q1: quantile(values, 0.25), q3: quantile(values, 0.75), values }];
+      }),
+    );
+  const roundRatios = perRound((mine, theirs) => (theirs.rps > 0 ? mine.rps / theirs.rps : null));
+  // The same comparison in server CPU time per request: the target's over htmldrop's (below 1: htmldrop costs more).
+  const cpuRatios = perRound((mine, theirs) =>
+    mine.cpuUsPerRequest === null || theirs.cpuUsPerRequest === null
+      ? null
+      : theirs.cpuUsPerRequest / mine.cpuUsPerRequest,
   );
   /** @param {string} name */
   const ratioTo = (name) => roundRatios[name]?.median ?? null;
@@ -569,12 +589,22 @@ async function main() {
   };
 
   const rows = [
-    ['target', 'req/s (median)', 'min-max req/s', 'p99 ms (median)', 'server cores', 'htmldrop/target', 'quartiles'],
+    [
+      'target',
+      'req/s (median)',
+      'min-max req/s',
+      'p99 ms (median)',
+      'server cores',
+      'htmldrop/target',
+      'quartiles',
+      'cpu µs/req',
+      'cpu ratio',
+    ],
   ];
   for (const name of new Set(['htmldrop', 'node:http', PINNED_NODE, 'nginx', ...targets.map((t) => t.name)])) {
     const s = summary[name];
     if (s === undefined) {
-      rows.push([name, 'skipped', '', '', '', '', '']);
+      rows.push([name, 'skipped', '', '', '', '', '', '', '']);
       continue;
     }
     const ratio = roundRatios[name];
@@ -586,11 +616,15 @@ async function main() {
       fmt(s.medianServerCores),
       ratio === undefined ? '' : fmt(ratio.median),
       ratio === undefined ? '' : `${fmt(ratio.q1)}-${fmt(ratio.q3)}`,
+      fmt(s.medianCpuUsPerRequest, 1),
+      fmt(cpuRatios[name]?.median ?? Number.NaN),
     ]);
   }
-  console.log(`\n${table(rows, [false, true, true, true, true, true, true])}`);
+  console.log(`\n${table(rows, [false, true, true, true, true, true, true, true, true])}`);
   console.log(
-    'htmldrop/target: the median over the rounds of the ratio within each round; quartiles of those ratios\n',
+    'htmldrop/target: the median over the rounds of the ratio within each round; quartiles of those ratios\n' +
+      "cpu µs/req: the server's CPU time per request; cpu ratio: the target's over htmldrop's, per round, median " +
+      '(the same comparison in CPU cost, steadier when the load generator or the machine is what slows a run)\n',
   );
   console.log(
     `htmldrop/node:  ${fmt(ratios['htmldrop/node'] ?? Number.NaN)}` +
@@ -636,6 +670,7 @@ async function main() {
         summary,
         ratios,
         roundRatios,
+        cpuRatios,
         checks,
       },
       null,
