@@ -5,6 +5,8 @@
 import { execFile } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { tempDir } from './helpers.js';
 import { approveAsHuman } from './human.js';
@@ -24,6 +26,15 @@ afterAll(async () => {
   for (const dir of [dataDir, home]) fs.rmSync(dir, { recursive: true, force: true });
 });
 
+/** A fresh machine: only PATH, an empty home and npm cache, and the service's address. */
+const agentEnv = () => ({
+  PATH: process.env.PATH ?? '',
+  HOME: home,
+  npm_config_cache: path.join(home, '.npm'),
+  npm_config_update_notifier: 'false',
+  HTMLDROP_SERVER: server.baseUrl,
+});
+
 /** `npx --yes --package=<base>/cli/htmldrop.tgz htmldrop <args>` in a fresh home, as the onboarding text says. */
 function htmldrop(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
@@ -32,13 +43,7 @@ function htmldrop(args: string[]): Promise<{ code: number; stdout: string; stder
       ['--yes', `--package=${server.baseUrl}/cli/htmldrop.tgz`, 'htmldrop', ...args],
       {
         cwd: home,
-        env: {
-          PATH: process.env.PATH ?? '',
-          HOME: home,
-          npm_config_cache: path.join(home, '.npm'),
-          npm_config_update_notifier: 'false',
-          HTMLDROP_SERVER: server.baseUrl,
-        },
+        env: agentEnv(),
         timeout: 60_000,
       },
       (error, stdout, stderr) => resolve({ code: error === null ? 0 : Number(error.code ?? 1), stdout, stderr }),
@@ -54,12 +59,7 @@ describe('the onboarding fast path', () => {
   });
 
   it('takes an agent from nothing to a published URL', async () => {
-    const started = await htmldrop(['login', '--no-wait', '--label', 'agent box']);
-    expect(started.code, started.stderr).toBe(0);
-    const flow = JSON.parse(started.stdout) as { verification_url: string; poll_token: string };
-    await approveAsHuman(flow.verification_url, 'agent-owner');
-    const login = await htmldrop(['login', '--poll-token', flow.poll_token]);
-    expect(login.code, login.stderr).toBe(0);
+    await signIn();
     expect(fs.statSync(path.join(home, '.config/htmldrop/token')).mode & 0o777).toBe(0o600);
 
     fs.writeFileSync(
@@ -73,4 +73,45 @@ describe('the onboarding fast path', () => {
     expect((await fetch(drop.url)).status).toBe(200);
     expect(await (await fetch(drop.raw_url)).text()).toContain('<h1>Report</h1>');
   }, 90_000);
+
+  it('runs the MCP server the service hands out (npx, no registry) and publishes through it', async () => {
+    const onboard = await (await fetch(`${server.baseUrl}/api/onboard`)).text();
+    const command = `npx --yes --package=${server.baseUrl}/mcp/htmldrop-mcp.tgz htmldrop-mcp`;
+    expect(onboard).toContain(command);
+    expect(await (await fetch(`${server.baseUrl}/llms.txt`)).text()).toContain(command);
+    if (!fs.existsSync(path.join(home, '.config/htmldrop/token'))) await signIn();
+    // As an MCP client registers it: the command from the onboarding text, the same token file as the CLI.
+    const transport = new StdioClientTransport({
+      command: 'npx',
+      args: ['--yes', `--package=${server.baseUrl}/mcp/htmldrop-mcp.tgz`, 'htmldrop-mcp'],
+      env: agentEnv(),
+      cwd: home,
+      stderr: 'pipe',
+    });
+    const client = new Client({ name: 'agent-path-test', version: '1.0.0' });
+    await client.connect(transport);
+    try {
+      const { tools } = await client.listTools();
+      expect(tools.map((t) => t.name).sort()).toEqual(['delete', 'get', 'list', 'publish', 'update']);
+      const html = '<!doctype html><html><head><title>M</title></head><body><h1>Via MCP</h1></body></html>';
+      const result = await client.callTool({ name: 'publish', arguments: { title: 'Via MCP', html } });
+      const text = (result.content as { type: string; text: string }[])[0]?.text ?? 'null';
+      expect(result.isError, text).not.toBe(true);
+      const { drop } = JSON.parse(text) as { drop: { url: string; raw_url: string } };
+      expect(drop.url).toMatch(new RegExp(`^${server.baseUrl}/p/[0-9A-Za-z]{10}$`));
+      expect(await (await fetch(drop.raw_url)).text()).toContain('<h1>Via MCP</h1>');
+    } finally {
+      await client.close();
+    }
+  }, 90_000);
 });
+
+/** The device flow through the CLI, approved by a human in a browser; stores the token in the fresh home. */
+async function signIn(): Promise<void> {
+  const started = await htmldrop(['login', '--no-wait', '--label', 'agent box']);
+  expect(started.code, started.stderr).toBe(0);
+  const flow = JSON.parse(started.stdout) as { verification_url: string; poll_token: string };
+  await approveAsHuman(flow.verification_url, 'agent-owner');
+  const login = await htmldrop(['login', '--poll-token', flow.poll_token]);
+  expect(login.code, login.stderr).toBe(0);
+}

@@ -25,8 +25,14 @@ If your shell cannot wait for the human, run \`htmldrop login --no-wait\` (print
 and later \`htmldrop login --poll-token <token>\`. Output is JSON when stdout is not a terminal; exit codes:
 0 ok, 2 bad input, 3 authentication, 4 not found, 5 limits, 6 service unreachable, 7 conflict.
 
-MCP clients: run the htmldrop MCP server (\`packages/mcp\` of the htmldrop repository, stdio) with
-\`HTMLDROP_SERVER=${b}\`; its tools are publish (with upsert by tags), update, list, get and delete.
+MCP clients: the service also hands out its MCP server (stdio; tools publish with upsert by tags, update, list,
+get, delete). Sign in once with the CLI above (the MCP server reads the same token), then register it, e.g. with
+Claude Code:
+
+    claude mcp add htmldrop -e HTMLDROP_SERVER=${b} -- npx --yes --package=${b}/mcp/htmldrop-mcp.tgz htmldrop-mcp
+
+Other MCP clients: command \`npx\`, args \`["--yes", "--package=${b}/mcp/htmldrop-mcp.tgz", "htmldrop-mcp"]\`,
+env \`{"HTMLDROP_SERVER": "${b}"}\`.
 
 Everything below is the same protocol with curl.
 
@@ -116,7 +122,7 @@ export function llmsTxt(config: Config): string {
 
 ## Fastest path
 - CLI: \`npx --yes --package=${b}/cli/htmldrop.tgz htmldrop login\`, then \`... htmldrop publish report.html --title Report\` (set HTMLDROP_SERVER=${b}).
-- MCP: the htmldrop MCP server (stdio) exposes publish, update, list, get and delete.
+- MCP: \`npx --yes --package=${b}/mcp/htmldrop-mcp.tgz htmldrop-mcp\` (stdio; env HTMLDROP_SERVER=${b}; sign in with the CLI first) exposes publish, update, list, get and delete.
 - curl: follow ${b}/api/onboard.
 
 ## Key rules

@@ -14,10 +14,11 @@ function wantsJson(accept: string | undefined): boolean {
 }
 
 /** The packed `htmldrop` CLI (npm pack of packages/client, made by `npm run build`), if present. */
-function loadCliTarball(): Buffer | undefined {
+/** A package tarball built into dist/assets by `npm run build`, by file name pattern; undefined when not built. */
+function loadAsset(pattern: RegExp): Buffer | undefined {
   // Same depth from the package root in src/ and dist/, so tests from source find the built asset too.
   const dir = fileURLToPath(new URL('../../../dist/assets/', import.meta.url));
-  const file = fs.existsSync(dir) ? fs.readdirSync(dir).find((f) => /^htmldrop-client-.*\.tgz$/.test(f)) : undefined;
+  const file = fs.existsSync(dir) ? fs.readdirSync(dir).find((f) => pattern.test(f)) : undefined;
   return file === undefined ? undefined : fs.readFileSync(path.join(dir, file));
 }
 
@@ -54,12 +55,18 @@ export function registerDiscoveryRoutes(app: TypedApp, ctx: RouteContext): void 
     reply.type('application/json; charset=utf-8').header('cache-control', 'public, max-age=300').send(card),
   );
 
-  const cli = loadCliTarball();
-  app.get('/cli/htmldrop.tgz', { schema: { hide: true } }, async (_request, reply) => {
-    if (cli === undefined)
-      throw new ApiError('not_found', { message: 'The CLI package was not built on this server.' });
-    return reply.type('application/gzip').header('cache-control', 'public, max-age=300').send(cli);
-  });
+  // The CLI and the MCP server, handed out by the service itself: `npx --yes --package=<url> <bin>` needs no registry.
+  for (const { url, pattern, what } of [
+    { url: '/cli/htmldrop.tgz', pattern: /^htmldrop-client-.*\.tgz$/, what: 'CLI' },
+    { url: '/mcp/htmldrop-mcp.tgz', pattern: /^htmldrop-mcp-.*\.tgz$/, what: 'MCP server' },
+  ]) {
+    const tarball = loadAsset(pattern);
+    app.get(url, { schema: { hide: true } }, async (_request, reply) => {
+      if (tarball === undefined)
+        throw new ApiError('not_found', { message: `The ${what} package was not built on this server.` });
+      return reply.type('application/gzip').header('cache-control', 'public, max-age=300').send(tarball);
+    });
+  }
 
   app.get('/openapi.json', { schema: { hide: true } }, async (_request, reply) =>
     reply.type('application/json; charset=utf-8').send(app.swagger()),
