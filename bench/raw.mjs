@@ -49,6 +49,8 @@ const config = {
   connections: intEnv('BENCH_CONNECTIONS', 50, 1),
   threads: intEnv('BENCH_THREADS', 1, 1),
   rounds: intEnv('BENCH_ROUNDS', 9, 1),
+  /** Extra rounds allowed to replace disturbed ones (a run during which other processes used the CPU). */
+  extraRounds: intEnv('BENCH_EXTRA_ROUNDS', 9, 0),
   seedConcurrency: 16,
 };
 const truthy = (/** @type {string | undefined} */ value) =>
@@ -478,7 +480,16 @@ async function main() {
     for (const target of targets) await runWrk({ ...wrkOptions(target), seconds: config.firstWarmupSeconds });
   }
   console.log('');
-  for (let round = 1; round <= config.rounds; round++) {
+  // A round in which any run was disturbed (other processes, or a neighbour on the host, took CPU) is set aside and
+  // replaced by an extra round, up to config.extraRounds: a disturbed run skews its round's ratios either way.
+  /** @type {Set<number>} */
+  const disturbedRounds = new Set();
+  const isDisturbed = (/** @type {{ cpu: CpuShare | null }} */ run) => (run.cpu?.other ?? 0) > OTHER_LOAD_WARN_CORES;
+  for (
+    let round = 1;
+    round - disturbedRounds.size <= config.rounds && round <= config.rounds + config.extraRounds;
+    round++
+  ) {
     // Short runs, every target once per round, the order rotated each round: the machine's drift (which moves a
     // single server by 20-30% within a minute here) hits the runs of one round alike, and no target always runs
     // right after the same neighbour. The ratios are taken within each round (see the summary).
@@ -507,7 +518,8 @@ async function main() {
       runs.push(run);
       const errors = r.non2xx + r.socketErrors > 0 ? `  !! non-2xx ${r.non2xx}, socket errors ${r.socketErrors}` : '';
       console.log(
-        `round ${round}/${config.rounds}  ${target.name.padEnd(nameWidth)} ${fmtInt(r.rps).padStart(8)} req/s  ` +
+        `round ${round}${round > config.rounds ? '+' : `/${config.rounds}`}  ${target.name.padEnd(nameWidth)} ` +
+          `${fmtInt(r.rps).padStart(8)} req/s  ` +
           `p50 ${fmt(r.p50Ms)} ms  p99 ${fmt(r.p99Ms)} ms  ~${fmtInt(run.bytesPerResponse)} B/resp` +
           (cpu === null
             ? ''
@@ -515,13 +527,19 @@ async function main() {
               `  ${fmt(run.cpuUsPerRequest ?? Number.NaN, 1)} µs/req`) +
           errors,
       );
+      if (isDisturbed(run)) disturbedRounds.add(round);
     }
+    if (disturbedRounds.has(round)) console.log(`round ${round}: disturbed, set aside`);
   }
+  const quietRounds = [...new Set(runs.map((r) => r.round))].filter((round) => !disturbedRounds.has(round));
+  // Only quiet rounds count; if none was quiet, every round does (with a warning below).
+  const countedRounds = new Set(quietRounds.length > 0 ? quietRounds : runs.map((r) => r.round));
+  const counted = runs.filter((r) => countedRounds.has(r.round));
 
   // --- summary -------------------------------------------------------------------------------------------------------
   const summary = Object.fromEntries(
     targets.map(({ name }) => {
-      const mine = runs.filter((r) => r.target === name);
+      const mine = counted.filter((r) => r.target === name);
       return [
         name,
         {
@@ -550,9 +568,9 @@ async function main() {
     Object.fromEntries(
       targets.map(({ name }) => {
         const values = [];
-        for (let round = 1; round <= config.rounds; round++) {
-          const mine = runs.find((r) => r.round === round && r.target === 'htmldrop');
-          const theirs = runs.find((r) => r.round === round && r.target === name);
+        for (const round of countedRounds) {
+          const mine = counted.find((r) => r.round === round && r.target === 'htmldrop');
+          const theirs = counted.find((r) => r.round === round && r.target === name);
           const value = mine === undefined || theirs === undefined ? null : of(mine, theirs);
           if (value !== null && Number.isFinite(value)) values.push(value);
         }
@@ -645,11 +663,19 @@ async function main() {
   const totalErrors = Object.values(summary).reduce((sum, s) => sum + s.errors, 0);
   if (totalErrors > 0)
     console.log(`WARNING: ${totalErrors} non-2xx responses or socket errors during the runs (see above)`);
-  const disturbed = runs.filter((r) => (r.cpu?.other ?? 0) > OTHER_LOAD_WARN_CORES);
-  if (disturbed.length > 0) {
+  console.log(
+    `rounds counted: ${countedRounds.size} (${quietRounds.length} quiet` +
+      (disturbedRounds.size > 0
+        ? `; ${disturbedRounds.size} disturbed, set aside: ${[...disturbedRounds].join(', ')}`
+        : '') +
+      ')',
+  );
+  if (quietRounds.length < config.rounds) {
     console.log(
-      `WARNING: other processes used more than ${OTHER_LOAD_WARN_CORES} cores during ${disturbed.length} of ` +
-        `${runs.length} runs (cpu: other, above): numbers are disturbed; rerun on a quiet machine`,
+      `WARNING: other processes used more than ${OTHER_LOAD_WARN_CORES} cores during runs of ` +
+        `${disturbedRounds.size} rounds and only ${quietRounds.length} of ${config.rounds} rounds were quiet` +
+        (quietRounds.length === 0 ? ' (every round counted)' : '') +
+        ': numbers are disturbed; rerun on a quiet machine',
     );
   }
   const loadEnd = os.loadavg();
@@ -671,6 +697,8 @@ async function main() {
         ratios,
         roundRatios,
         cpuRatios,
+        disturbedRounds: [...disturbedRounds],
+        countedRounds: [...countedRounds],
         checks,
       },
       null,
