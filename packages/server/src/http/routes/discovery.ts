@@ -13,8 +13,10 @@ function wantsJson(accept: string | undefined): boolean {
   return accept !== undefined && /\bapplication\/json\b/i.test(accept);
 }
 
-/** The packed `htmldrop` CLI (npm pack of packages/client, made by `npm run build`), if present. */
-/** A package tarball built into dist/assets by `npm run build`, by file name pattern; undefined when not built. */
+/**
+ * A package tarball that `npm run build` writes into dist/assets (the packed CLI, the bundled MCP server), found by
+ * file name pattern; undefined when not built.
+ */
 function loadAsset(pattern: RegExp): Buffer | undefined {
   // Same depth from the package root in src/ and dist/, so tests from source find the built asset too.
   const dir = fileURLToPath(new URL('../../../dist/assets/', import.meta.url));
