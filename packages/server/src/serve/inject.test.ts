@@ -6,6 +6,9 @@ import { DEFENSIVE_STYLE, injectDefensiveHead, VIEWPORT_META } from './inject.js
 const BOTH = VIEWPORT_META + DEFENSIVE_STYLE;
 /** What is added when it already has one. */
 const STYLE = DEFENSIVE_STYLE;
+/** The same additions in a document with no `<head>` start tag: a head element is created around them. */
+const HEAD_BOTH = `<head>${BOTH}</head>`;
+const HEAD_STYLE = `<head>${STYLE}</head>`;
 
 type Case = readonly [name: string, input: string, expected: string];
 
@@ -35,14 +38,14 @@ const placementCases: readonly Case[] = [
   [
     'no head: after the html start tag',
     '<!doctype html><html lang="en"><body><p>x</p></body></html>',
-    `<!doctype html><html lang="en">${BOTH}<body><p>x</p></body></html>`,
+    `<!doctype html><html lang="en">${HEAD_BOTH}<body><p>x</p></body></html>`,
   ],
   [
     'no head, head elements present: after them (end of the implied head)',
     '<!DOCTYPE html><meta charset="utf-8"><title>T</title><p>x</p>',
-    `<!DOCTYPE html><meta charset="utf-8"><title>T</title>${BOTH}<p>x</p>`,
+    `<!DOCTYPE html><meta charset="utf-8"><title>T</title>${HEAD_BOTH}<p>x</p>`,
   ],
-  ['no html: after the doctype', '<!doctype html><p>x</p>', `<!doctype html>${BOTH}<p>x</p>`],
+  ['no html: after the doctype', '<!doctype html><p>x</p>', `<!doctype html>${HEAD_BOTH}<p>x</p>`],
   [
     'no html but a head',
     '<!doctype html><head><title>T</title></head><p>x</p>',
@@ -59,7 +62,7 @@ const placementCases: readonly Case[] = [
     '<head><title>T</title></head class="a>b"><body>',
     `<head><title>T</title>${BOTH}</head class="a>b"><body>`,
   ],
-  ['<head> only inside a comment', '<!-- <head></head> --><p>x</p>', `<!-- <head></head> -->${BOTH}<p>x</p>`],
+  ['<head> only inside a comment', '<!-- <head></head> --><p>x</p>', `<!-- <head></head> -->${HEAD_BOTH}<p>x</p>`],
   [
     '</head> inside a comment before the real head',
     '<!doctype html><!-- </head> --><html><head><title>t</title></head><body></body></html>',
@@ -70,7 +73,7 @@ const placementCases: readonly Case[] = [
     '<head><!-- </head> --!><!-- </head> ---><title>t</title></head>',
     `<head><!-- </head> --!><!-- </head> ---><title>t</title>${BOTH}</head>`,
   ],
-  ['<!--> is a complete empty comment', '<!--><p>x</p>', `<!-->${BOTH}<p>x</p>`],
+  ['<!--> is a complete empty comment', '<!--><p>x</p>', `<!-->${HEAD_BOTH}<p>x</p>`],
   [
     '</head> inside a script string',
     '<html><head><script>var s = "</head><body>";</script><title>t</title></head><body></body></html>',
@@ -99,7 +102,7 @@ const placementCases: readonly Case[] = [
   [
     '</head> inside textarea (which itself starts the body)',
     '<textarea></head></textarea>',
-    `${BOTH}<textarea></head></textarea>`,
+    `${HEAD_BOTH}<textarea></head></textarea>`,
   ],
   [
     '</head> and > inside attribute values',
@@ -114,7 +117,7 @@ const placementCases: readonly Case[] = [
   [
     '<header> with no head: it starts the body',
     '<!doctype html><header><h1>Head</h1></header>',
-    `<!doctype html>${BOTH}<header><h1>Head</h1></header>`,
+    `<!doctype html>${HEAD_BOTH}<header><h1>Head</h1></header>`,
   ],
   [
     '<header> in the body is not the head',
@@ -163,21 +166,21 @@ const placementCases: readonly Case[] = [
     '<?xml version="1.0"?><html><head></head>',
     `<?xml version="1.0"?><html><head>${BOTH}</head>`,
   ],
-  ['leading comment and whitespace stay before', '<!-- hi -->\n<html>\n<p>', `<!-- hi -->\n<html>\n${BOTH}<p>`],
+  ['leading comment and whitespace stay before', '<!-- hi -->\n<html>\n<p>', `<!-- hi -->\n<html>\n${HEAD_BOTH}<p>`],
   ['a stray < is text', '<head><title>t</title><3', `<head><title>t</title>${BOTH}<3`],
-  ['text-only document', 'hello', `${BOTH}hello`],
-  ['whitespace then text', '  hello', `  ${BOTH}hello`],
-  ['empty string', '', BOTH],
-  ['only a doctype', '<!doctype html>', `<!doctype html>${BOTH}`],
-  ['a lone </ at the end', '</', `${BOTH}</`],
-  ['</> is dropped', '</><p>', `</>${BOTH}<p>`],
+  ['text-only document', 'hello', `${HEAD_BOTH}hello`],
+  ['whitespace then text', '  hello', `  ${HEAD_BOTH}hello`],
+  ['empty string', '', HEAD_BOTH],
+  ['only a doctype', '<!doctype html>', `<!doctype html>${HEAD_BOTH}`],
+  ['a lone </ at the end', '</', `${HEAD_BOTH}</`],
+  ['</> is dropped', '</><p>', `</>${HEAD_BOTH}<p>`],
   [
     'BOM at the start is preserved and stays first',
     '\uFEFF<!doctype html><html><head></head><body></body></html>',
     `\uFEFF<!doctype html><html><head>${BOTH}</head><body></body></html>`,
   ],
-  ['BOM then text', '\uFEFFhello', `\uFEFF${BOTH}hello`],
-  ['BOM only', '\uFEFF', `\uFEFF${BOTH}`],
+  ['BOM then text', '\uFEFFhello', `\uFEFF${HEAD_BOTH}hello`],
+  ['BOM only', '\uFEFF', `\uFEFF${HEAD_BOTH}`],
   [
     'CRLF line endings preserved',
     '<!DOCTYPE html>\r\n<html>\r\n<head>\r\n<title>T</title>\r\n</head>\r\n<body>\r\n</body>\r\n</html>\r\n',
@@ -213,8 +216,8 @@ const viewportCases: readonly Case[] = [
     `<HTML><HEAD><META name = VIEWPORT>${STYLE}</HEAD>`,
   ],
   ['self-closing', '<head><meta name="viewport" /></head>', `<head><meta name="viewport" />${STYLE}</head>`],
-  ['anywhere in the body', '<p>x</p><meta name=viewport>', `${STYLE}<p>x</p><meta name=viewport>`],
-  ['without a head', '<meta name=viewport content=x><p>', `<meta name=viewport content=x>${STYLE}<p>`],
+  ['anywhere in the body', '<p>x</p><meta name=viewport>', `${HEAD_STYLE}<p>x</p><meta name=viewport>`],
+  ['without a head', '<meta name=viewport content=x><p>', `<meta name=viewport content=x>${HEAD_STYLE}<p>`],
 ];
 
 const notViewportCases: readonly Case[] = [
@@ -281,7 +284,7 @@ describe('injectDefensiveHead viewport detection (spec 4.6)', () => {
 /** Removes what injectDefensiveHead added; fails the test if the output is not input + one contiguous addition. */
 function removeAddition(input: string, output: string): { rest: string; at: number; addition: string } {
   const added = output.length - input.length;
-  const addition = added === BOTH.length ? BOTH : STYLE;
+  const addition = [BOTH, STYLE, HEAD_BOTH, HEAD_STYLE].find((a) => a.length === added) ?? BOTH;
   expect(added).toBe(addition.length);
   // The addition is the one place where output and input first differ (it may also appear verbatim in the input).
   let at = 0;
@@ -370,7 +373,9 @@ describe('injectDefensiveHead properties', () => {
         const once = injectDefensiveHead(input);
         const { at, addition } = removeAddition(input, once);
         const twice = injectDefensiveHead(once);
-        expect(twice).toBe(once.slice(0, at + addition.length) + STYLE + once.slice(at + addition.length));
+        // A created head ends at its own `</head>`: the second style goes inside it.
+        const end = at + addition.length - (addition.startsWith('<head>') ? '</head>'.length : 0);
+        expect(twice).toBe(once.slice(0, end) + STYLE + once.slice(end));
       }),
       { numRuns: 2000 },
     );

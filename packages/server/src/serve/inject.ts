@@ -77,8 +77,12 @@ const RAW_TEXT_TAGS: ReadonlySet<string> = new Set([
 
 /** Returns the document with the spec 4.6 additions. Pure; O(n) in the document length. */
 export function injectDefensiveHead(html: string): string {
-  const { insertAt, hasViewport } = scanDocument(html);
-  const addition = hasViewport ? DEFENSIVE_STYLE : VIEWPORT_META + DEFENSIVE_STYLE;
+  const { insertAt, hasViewport, hasHeadTag } = scanDocument(html);
+  const elements = hasViewport ? DEFENSIVE_STYLE : VIEWPORT_META + DEFENSIVE_STYLE;
+  // docs/api.md 4.6: a document without a `<head>` start tag gets one around the additions, so the served bytes
+  // hold a head element. Where head elements came first (`<title>` with no `<head>`), the browser has opened the
+  // head already: it ignores the extra `<head>` and the `</head>` closes the one it opened, the same tree.
+  const addition = hasHeadTag ? elements : `<head>${elements}</head>`;
   return html.slice(0, insertAt) + addition + html.slice(insertAt);
 }
 
@@ -87,6 +91,8 @@ interface ScanResult {
   insertAt: number;
   /** Whether a `<meta name="viewport">` element exists (outside comments, raw text and templates). */
   hasViewport: boolean;
+  /** Whether a `<head>` start tag comes before the insertion point (outside comments, raw text and templates). */
+  hasHeadTag: boolean;
 }
 
 function scanDocument(s: string): ScanResult {
@@ -95,6 +101,7 @@ function scanDocument(s: string): ScanResult {
   let i = s.charCodeAt(0) === BOM ? 1 : 0;
   let headEnd = -1; // -1 while the (explicit or implied) head is still open
   let hasViewport = false;
+  let hasHeadTag = false;
   let templateDepth = 0;
   let templateStart = -1; // start of the outermost open <template>
   let unterminatedAt = -1; // start of a construct that runs to the end of the document
@@ -155,6 +162,7 @@ function scanDocument(s: string): ScanResult {
       next = tag.end;
       if (next >= 0) {
         if (!HEAD_START_TAGS.has(name)) endHeadAt(lt);
+        if (name === 'head' && headEnd < 0 && templateDepth === 0) hasHeadTag = true;
         if (name === 'meta' && templateDepth === 0 && tag.name !== undefined && isViewport(tag.name)) {
           hasViewport = true;
         }
@@ -189,7 +197,7 @@ function scanDocument(s: string): ScanResult {
     if (unterminatedAt >= 0) headEnd = unterminatedAt;
     if (templateDepth > 0) headEnd = Math.min(headEnd, templateStart);
   }
-  return { insertAt: headEnd, hasViewport };
+  return { insertAt: headEnd, hasViewport, hasHeadTag };
 }
 
 function isWhitespace(c: number): boolean {
