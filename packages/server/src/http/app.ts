@@ -33,7 +33,8 @@ import { createIdentityProvider, type IdentityProvider } from '../identity/index
 import { createRawFastPath } from '../serve/fast-path.js';
 import { createRawCache, type RawCache } from '../serve/raw-cache.js';
 import type { Store } from '../storage/store.js';
-import { escapeHtml, NOT_FOUND_PAGE, simplePage } from './pages/layout.js';
+import { prefersHtml } from './accept.js';
+import { escapeHtml, NOT_FOUND_PAGE, PAGE_NOT_FOUND_PAGE, simplePage } from './pages/layout.js';
 import { registerAccountRoutes } from './routes/account.js';
 import { registerAuthRoutes } from './routes/auth.js';
 import { registerDiscoveryRoutes } from './routes/discovery.js';
@@ -303,6 +304,10 @@ export async function buildApp(options: AppOptions): Promise<App> {
 
   app.setNotFoundHandler((request, reply) => {
     if (request.url.startsWith('/p/')) return sendPage(reply, 404, NOT_FOUND_PAGE);
+    // docs/api.md "Browser paths": a browser gets a page; /api/ and every other client get JSON.
+    if (!request.url.startsWith('/api/') && prefersHtml(request.headers.accept)) {
+      return sendPage(reply, 404, PAGE_NOT_FOUND_PAGE);
+    }
     const error = new ApiError('not_found', { message: `No route ${request.method} ${request.url.split('?')[0]}.` });
     return reply.code(404).send(error.toBody());
   });

@@ -24,12 +24,35 @@ text-decoration:none;display:inline-block}.primary{background:var(--accent);colo
 .secondary{background:transparent;color:var(--fg);border-color:#c9ced6}.link{background:none;border:0;padding:0;color:var(--accent);font-weight:400}
 .err{color:#b42318;background:#fef3f2;border-radius:8px;padding:8px 12px}.small{font-size:.85rem}`;
 
-/** A small centred page with a heading and a message (HTML already escaped by the caller). */
-export function simplePage(title: string, bodyHtml: string, headHtml = ''): string {
-  return `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><meta name="robots" content="noindex"><title>${escapeHtml(title)} · htmldrop</title><style>${STYLE}</style>${headHtml}</head><body><main><h1>${escapeHtml(title)}</h1>${bodyHtml}</main></body></html>`;
+/**
+ * A small centred page with a heading and a message (HTML already escaped by the caller). The document title is
+ * `<title> · htmldrop`, or `documentTitle` as given.
+ */
+export function simplePage(
+  title: string,
+  bodyHtml: string,
+  headHtml = '',
+  documentTitle = `${title} · htmldrop`,
+): string {
+  return `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><meta name="robots" content="noindex"><title>${escapeHtml(documentTitle)}</title><style>${STYLE}</style>${headHtml}</head><body><main><h1>${escapeHtml(title)}</h1>${bodyHtml}</main></body></html>`;
 }
 
+const HOME_LINK = '<p><a href="/">Go to the htmldrop home page</a></p>';
+
+/** An unknown or deleted drop (or a malformed /p/ URL). */
 export const NOT_FOUND_PAGE = simplePage(
   'Nothing here',
-  '<p>This drop does not exist, or it was deleted. Check the link you were given.</p>',
+  `<p>This drop does not exist, or it was deleted. Check the link you were given.</p>${HOME_LINK}`,
 );
+
+/** A browser path outside /p/ and /api/ that matches nothing (docs/api.md, "Browser paths"). */
+export const PAGE_NOT_FOUND_PAGE = simplePage('Page not found', `<p>There is no page at this address.</p>${HOME_LINK}`);
+
+/** `/p/<slug>?v=<n>` of an existing drop whose version n does not exist (or was deleted). */
+export function versionNotFoundPage(slug: string, version: string, latestVersion: number): string {
+  const latest = `/p/${encodeURIComponent(slug)}`;
+  return simplePage(
+    'Version not found',
+    `<p>Version ${escapeHtml(version)} of this drop does not exist: it was deleted, or never published.</p><p><a href="${escapeHtml(latest)}">Open the latest version (version ${latestVersion})</a></p>`,
+  );
+}

@@ -1,17 +1,28 @@
-/** Discovery for agents: /api/onboard, /llms.txt, /.well-known/agent-card.json, /openapi.json, and /. */
+/**
+ * Discovery for agents (/api/onboard, /llms.txt, /.well-known/agent-card.json, /openapi.json) and the service's
+ * own small browser files (/, /favicon.ico, /robots.txt).
+ */
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Type } from '@sinclair/typebox';
 import { ApiError } from '../../errors.js';
+import { wantsJson } from '../accept.js';
 import type { RouteContext, TypedApp } from '../app.js';
+import { faviconIco } from '../pages/favicon.js';
 import { escapeHtml, simplePage } from '../pages/layout.js';
 import { agentCard, llmsTxt, onboardMarkdown } from '../pages/onboard.js';
 
-/** True when the Accept header asks for JSON (spec 4.2: JSON with Accept: application/json). */
-function wantsJson(accept: string | undefined): boolean {
-  return accept !== undefined && /\bapplication\/json\b/i.test(accept);
-}
+/**
+ * robots.txt: drops are shared by link, not published for search engines (a drop's URL found by a crawler would be
+ * indexed otherwise). Only the landing page and the agents' discovery text may be crawled.
+ */
+const ROBOTS_TXT = `# htmldrop: drops are shared by link and are not meant for search engines.
+User-agent: *
+Allow: /$
+Allow: /llms.txt
+Disallow: /
+`;
 
 /**
  * A package tarball that `npm run build` writes into dist/assets (the packed CLI, the bundled MCP server), found by
@@ -81,7 +92,17 @@ export function registerDiscoveryRoutes(app: TypedApp, ctx: RouteContext): void 
         simplePage(
           'htmldrop',
           `<p>Host self-contained HTML at stable public URLs.</p><p>Agents: read <a href="/api/onboard">/api/onboard</a> or <a href="/llms.txt">/llms.txt</a>. API: <a href="/openapi.json">/openapi.json</a>.</p><p>${escapeHtml(config.baseUrl)}</p>`,
+          '',
+          'htmldrop: hosting for self-contained HTML',
         ),
       ),
+  );
+
+  app.get('/favicon.ico', { schema: { hide: true } }, async (_request, reply) =>
+    reply.type('image/x-icon').header('cache-control', 'public, max-age=86400').send(faviconIco()),
+  );
+
+  app.get('/robots.txt', { schema: { hide: true } }, async (_request, reply) =>
+    reply.type('text/plain; charset=utf-8').header('cache-control', 'public, max-age=86400').send(ROBOTS_TXT),
   );
 }

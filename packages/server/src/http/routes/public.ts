@@ -13,7 +13,7 @@ import { buildRawEntry, CACHE_PRIVATE } from '../../serve/raw.js';
 import { openPolicyOf, type RawEntry } from '../../serve/raw-cache.js';
 import type { RouteContext, TypedApp } from '../app.js';
 import { acceptFormPosts, formField, isForeignFormPost } from '../forms.js';
-import { escapeHtml, NOT_FOUND_PAGE, simplePage } from '../pages/layout.js';
+import { escapeHtml, NOT_FOUND_PAGE, simplePage, versionNotFoundPage } from '../pages/layout.js';
 import { renderGate, renderViewer } from '../pages/viewer.js';
 import { cookieValue, serializeCookie } from '../signed-cookie.js';
 
@@ -147,22 +147,29 @@ export function registerPublicRoutes(app: TypedApp, ctx: RouteContext): void {
     url: '/p/:slug',
     schema: { hide: true },
     handler: async (request, reply) => {
-      const target = publicTarget(request);
-      if (target === undefined) return sendPage(reply, 404, NOT_FOUND_PAGE);
-      const { slug, version: requested } = target;
+      const { slug } = request.params as Params;
+      if (!isValidSlug(slug)) return sendPage(reply, 404, NOT_FOUND_PAGE);
+      const askedFor = (request.query as Query).v;
+      // undefined: the latest; null: a `?v=` that names no version (answered below, after the passcode gate).
+      const requested = requestedVersion(askedFor);
       const drop = await store.findDrop(slug);
       if (drop === undefined) return sendPage(reply, 404, NOT_FOUND_PAGE);
       const nonce = randomBytes(16).toString('base64');
       reply.header('content-security-policy', viewerCsp(nonce));
-      const versionQuery = requested === undefined ? '' : `?v=${requested}`;
+      const versionQuery = typeof requested === 'number' ? `?v=${requested}` : '';
       if (drop.locked && !hasCapability(request, slug, drop.passcodeGeneration)) {
-        // No byte of the drop, not even its title, before the passcode.
+        // No byte of the drop, not even its title or whether a version exists, before the passcode.
         const gate = renderGate({ slug, action: `/p/${slug}/unlock${versionQuery}`, error: null, nonce });
         return sendPage(reply, 200, gate, CACHE_PRIVATE);
       }
+      const versionNotFound = () => {
+        const named = String(askedFor).slice(0, 40);
+        return sendPage(reply, 404, versionNotFoundPage(slug, named, drop.latestVersion), 'no-store');
+      };
+      if (requested === null) return versionNotFound();
       const number = requested ?? drop.latestVersion;
       const [shown, versions] = await Promise.all([store.getVersion(slug, number), store.listVersions(slug)]);
-      if (shown === undefined) return sendPage(reply, 404, NOT_FOUND_PAGE);
+      if (shown === undefined) return versionNotFound();
       const rawUrl = `/p/${slug}/raw?v=${number}`;
       // A locked drop's iframe carries a capability token, so raw works inside the viewer whatever the browser's
       // cookie policy for frames. The Raw link does not: it opens in a tab of this browser, where the capability
