@@ -13,6 +13,7 @@ import { EXIT, exitCodeFor } from './exit-codes.js';
 import { assertPublishable, checkHtml, documentTitle, type HtmlWarning } from './html-checks.js';
 import { openUrl } from './open.js';
 import { readTextSource } from './source.js';
+import { describeTokenSource, explainTokenError, signInAgainAdvice } from './token-messages.js';
 import {
   projectTokenPath,
   type ResolvedToken,
@@ -92,6 +93,8 @@ interface Context {
   anonymous(): HtmlDropClient;
   /** A client with the resolved token; fails with no_token. */
   authenticated(): Promise<{ client: HtmlDropClient; token: ResolvedToken }>;
+  /** The resolved token if there is a usable one, else undefined (no token, or a broken token file). */
+  optionalToken(): Promise<ResolvedToken | undefined>;
 }
 
 function usage(message: string): HtmlDropError {
@@ -125,7 +128,7 @@ function integer(value: string | undefined, flag: string, min: number, max = Num
   return Number(value);
 }
 
-/** `k=v` pairs into a metadata map (spec 2.2 key rules checked here for a clearer message). */
+/** `k=v` pairs into a metadata map (the service's key rules, checked here for a clearer message). */
 function parsePairs(pairs: readonly string[], flag: string): Metadata {
   const map: Record<string, string> = {};
   for (const pair of pairs) {
@@ -727,7 +730,7 @@ const revoke: Command = {
     await client.revokeToken(id);
     ctx.out.result({ revoked: id, current }, () =>
       current
-        ? `Revoked ${id}: it was the token in use (${token.origin}); sign in again with: htmldrop login`
+        ? `Revoked ${id}: it was the token in use, from ${describeTokenSource(token)}. ${signInAgainAdvice(token)}`
         : `Revoked ${id}.`,
     );
   },
@@ -743,12 +746,7 @@ xdg-open). When none is available it prints the URL.`,
     const slug = positional(args, 0, 'slug', 'open');
     const version = integer(str(values, 'version'), '--version', 1);
     const raw = bool(values, 'raw');
-    const found = await resolveToken({
-      flag: ctx.tokenFlag,
-      cwd: ctx.io.cwd,
-      home: ctx.io.home,
-      env: ctx.io.env,
-    }).catch(() => undefined);
+    const found = await ctx.optionalToken();
     let base = raw ? `${ctx.server}/p/${encodeURIComponent(slug)}/raw` : `${ctx.server}/p/${encodeURIComponent(slug)}`;
     if (found !== undefined) {
       // The service's own URL: its public base may differ from the API address (a proxy).
@@ -831,6 +829,8 @@ async function main(argv: readonly string[], io: Io): Promise<number> {
   const { name, index } = findCommand(argv);
   const wantsJson = argv.includes('--json') || (!argv.includes('--human') && io.stdout.isTTY !== true);
   let out = new Output(wantsJson, io);
+  /** The token the command's requests carry, once resolved. */
+  let tokenInUse: ResolvedToken | undefined;
   try {
     if (name === undefined || name === 'help') {
       if (name === undefined && (argv.includes('--version') || argv.includes('-V'))) {
@@ -880,6 +880,7 @@ async function main(argv: readonly string[], io: Io): Promise<number> {
         out.warn(`the service answered 429 ${n.code}; retrying in ${n.waitSeconds} s (${n.attempt}/${retries}).`),
     };
     const anonymous = new HtmlDropClient({ ...clientOptions, server });
+    const locations = { flag: tokenFlag, cwd: io.cwd, home: io.home, env: io.env };
     const ctx: Context = {
       io,
       out,
@@ -888,14 +889,20 @@ async function main(argv: readonly string[], io: Io): Promise<number> {
       retries,
       anonymous: () => anonymous,
       async authenticated() {
-        const token = await requireToken({ flag: tokenFlag, cwd: io.cwd, home: io.home, env: io.env });
+        const token = await requireToken(locations);
+        tokenInUse = token;
         return { client: anonymous.withToken(token.token), token };
+      },
+      async optionalToken() {
+        tokenInUse = await resolveToken(locations).catch(() => undefined);
+        return tokenInUse;
       },
     };
     await command.run(ctx, values, positionals);
     return EXIT.ok;
   } catch (error) {
-    return report(error, out, io);
+    // A 401 for the token in use: say where that token came from and how to sign in again.
+    return report(explainTokenError(error, tokenInUse), out, io);
   }
 }
 

@@ -1,5 +1,5 @@
 /**
- * The typed SDK: one method per endpoint of the spec (section 4). Zero runtime dependencies: Node's global fetch.
+ * The typed SDK: one method per endpoint of docs/api.md section 4. Zero runtime dependencies: Node's global fetch.
  * Every failure is an HtmlDropError whose `code` is the service's `error.code`, or a client code (`network_error`,
  * `bad_response`, `timeout`, `aborted`, `no_token`) when the service did not answer with an error body.
  */
@@ -137,7 +137,7 @@ export class HtmlDropClient {
     return new HtmlDropClient({ ...this.#options, server: this.server, token });
   }
 
-  // ---- onboarding and device flow (spec 4.2) ----
+  // ---- onboarding and device flow (docs/api.md 4.2) ----
 
   /** GET /api/onboard: the agent protocol as Markdown. */
   onboard(options: CallOptions = {}): Promise<string> {
@@ -188,7 +188,7 @@ export class HtmlDropClient {
     });
   }
 
-  // ---- drops (spec 4.3) ----
+  // ---- drops (docs/api.md 4.3) ----
 
   /** POST /api/drops: a new drop at version 1. */
   createDrop(input: CreateDropInput, options: CallOptions = {}): Promise<Drop> {
@@ -296,7 +296,7 @@ export class HtmlDropClient {
     return this.setPasscode(slug, '', options);
   }
 
-  // ---- account and tokens (spec 4.4) ----
+  // ---- account and tokens (docs/api.md 4.4) ----
 
   /** GET /api/me. */
   me(options: CallOptions = {}): Promise<Me> {
@@ -318,10 +318,10 @@ export class HtmlDropClient {
     });
   }
 
-  // ---- public serving (spec 4.6) ----
+  // ---- public serving (docs/api.md 4.6) ----
 
   /**
-   * GET /p/<slug>/raw[?v=<n>]: the served document (with the service's additions, spec 4.6). These public paths
+   * GET /p/<slug>/raw[?v=<n>]: the served document (with the service's additions, docs/api.md 4.6). These public paths
    * answer HTML pages, not error bodies: 404 becomes `not_found`, the passcode gate (401) `unauthorized`.
    */
   async getRawHtml(slug: string, version?: number, options: CallOptions = {}): Promise<string> {

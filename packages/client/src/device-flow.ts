@@ -1,5 +1,5 @@
 /**
- * The device-code flow (spec 5.4, DECISIONS "Device-code flow") as one call: start, show the URL and code to a
+ * The device-code flow (docs/api.md section 5.4) as one call: start, show the URL and code to a
  * human through a callback, poll every poll_interval seconds while pending, return the token that is revealed
  * exactly once. Any status other than pending ends the flow.
  */

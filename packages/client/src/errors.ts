@@ -1,9 +1,9 @@
 /**
- * The one error type of the client. `code` is the service's `error.code` (spec section 7) when the service answered
+ * The one error type of the client. `code` is the service's `error.code` (docs/api.md section 7) when the service answered
  * with an error body, or one of the client's own codes below when it did not (network, bad answer, local input).
  */
 
-/** Codes the service sends (spec section 7, DECISIONS "Status codes and errors"). */
+/** Codes the service sends (docs/api.md section 7). */
 export type ApiErrorCode =
   | 'unauthorized'
   | 'invalid_token'
@@ -40,7 +40,7 @@ export type ClientErrorCode =
   | 'timeout'
   /** The caller's AbortSignal fired. */
   | 'aborted'
-  /** No token in any of the places DECISIONS.md lists. */
+  /** No token in any of the places looked at: --token, ./.htmldrop/token, HTMLDROP_TOKEN, ~/.config/htmldrop/token. */
   | 'no_token'
   /** A token file is readable by group or others (or cannot be read at all). */
   | 'token_file_permissions'

@@ -1,11 +1,11 @@
 /**
- * Pre-upload checks. A drop is rendered alone in a sandboxed iframe (spec 1), so anything the document expects
- * from beside it on disk is lost. These are heuristics over the text (no parser dependency): they warn, they never
- * change the document.
+ * Pre-upload checks. A drop is rendered alone in a sandboxed iframe (docs/api.md section 4.6), so anything the
+ * document expects from beside it on disk is lost. These are heuristics over the text (no parser dependency): they
+ * warn, they never change the document.
  */
 import { HtmlDropError } from './errors.js';
 
-/** spec 8: HTML size per version. */
+/** The service's limit on the HTML of one version (docs/api.md section 8). */
 export const MAX_HTML_BYTES = 2_097_152;
 /** Warn above this share of the limit. */
 const NEAR_LIMIT = 0.9;

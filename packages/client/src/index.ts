@@ -48,8 +48,18 @@ export {
 export { type OpenOptions, openUrl } from './open.js';
 export { type ReadOptions, readTextSource, type TextSource } from './source.js';
 export {
+  describeTokenSource,
+  explainTokenError,
+  isTokenRejected,
+  signInAgainAdvice,
+  type TokenOrigin,
+  tokenRejectedMessage,
+  tokenSourceLabel,
+} from './token-messages.js';
+export {
   ensurePrivateDir,
   isWellFormedToken,
+  noTokenMessage,
   PROJECT_DIR,
   projectTokenPath,
   type ResolvedToken,

@@ -1,9 +1,9 @@
-/** The API's JSON shapes (spec section 2, DECISIONS "Drops, versions, metadata"). Field names are the wire names. */
+/** The API's JSON shapes (docs/api.md section 2). Field names are the wire names. */
 
-/** Owner-only tags: flat string map (spec 2.2). */
+/** Owner-only tags: flat string map (docs/api.md 2.2). */
 export type Metadata = Record<string, string>;
 
-/** spec 2.1; the service always sends every field. Times are Unix milliseconds. */
+/** docs/api.md 2.1; the service always sends every field. Times are Unix milliseconds. */
 export interface Drop {
   readonly slug: string;
   readonly title: string;
@@ -22,7 +22,7 @@ export interface Drop {
   readonly updated_at: number;
 }
 
-/** spec 2.7. */
+/** docs/api.md 2.7. */
 export interface Pagination {
   readonly page: number;
   readonly page_size: number;
@@ -37,7 +37,7 @@ export interface DropList {
   readonly pagination: Pagination;
 }
 
-/** spec 2.4; newest first. */
+/** docs/api.md 2.4; newest first. */
 export interface VersionListItem {
   readonly version: number;
   /** UTF-8 bytes of the HTML as uploaded. */
@@ -47,7 +47,7 @@ export interface VersionListItem {
   readonly is_latest: boolean;
 }
 
-/** spec 2.3. */
+/** docs/api.md 2.3. */
 export interface Version {
   readonly slug: string;
   readonly version: number;
@@ -70,7 +70,7 @@ export interface TokenListItem extends TokenInfo {
   readonly current: boolean;
 }
 
-/** GET /api/me (spec 2.5). */
+/** GET /api/me (docs/api.md 2.5). */
 export interface Me {
   readonly user_id: string;
   readonly login: string;

@@ -1,5 +1,5 @@
 /**
- * The spec's client-side upsert ("lookup, then mutate", spec 1 and 4.3): list the caller's drops with metadata
+ * The client-side upsert ("lookup, then mutate", docs/api.md sections 1 and 4.3): list the caller's drops with metadata
  * equality filters; exactly one match gets a PUT (new version), none gets a POST tagged with the filter, several
  * is refused. The service does not prevent two writers from both creating, so runs on one machine are serialized
  * with a lock file per (service, filter).

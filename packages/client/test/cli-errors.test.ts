@@ -5,10 +5,24 @@ import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { freePort } from '../../server/test/process.js';
+import { writeProjectToken, writeTokenFile } from '../src/token-store.js';
 import { PAGE, run, type Sandbox, sandbox, write } from './run.js';
 import { expectOneLine, startService, useService } from './service.js';
 
 const service = useService();
+
+/** A token the service minted, then revoked (through the API, as `htmldrop revoke` does). */
+async function revokedToken(user: string): Promise<string> {
+  const token = await service.mintToken(user);
+  const headers = { authorization: `Bearer ${token}` };
+  const me = (await (await fetch(`${service.baseUrl}/api/me`, { headers })).json()) as { token: { id: string } };
+  const revoked = await fetch(`${service.baseUrl}/api/tokens/${me.token.id}`, { method: 'DELETE', headers });
+  expect(revoked.status).toBe(204);
+  return token;
+}
+
+/** The whole stderr of a failed command: `htmldrop: <message> [<code>]`, one line. */
+const failure = (message: string, code: string) => `htmldrop: ${message} [${code}]\n`;
 
 describe('bad input: one clear line on stderr and a documented exit code', () => {
   let box: Sandbox & { token: string };
@@ -65,11 +79,30 @@ describe('bad input: one clear line on stderr and a documented exit code', () =>
     fs.chmodSync(path.join(dir, 'token'), 0o600);
     const garbage = await run(loose, ['whoami']);
     expect(garbage.code).toBe(3);
-    expectOneLine(garbage.stderr, /is not an htmldrop token.*\[invalid_token\]/);
+    expect(garbage.stderr).toBe(
+      failure(
+        `The token from the file ${path.join(fs.realpathSync(loose.cwd), '.htmldrop', 'token')} is not an htmldrop token (it does not look like hd_<base62>). Run \`htmldrop login --project\` in ${fs.realpathSync(loose.cwd)} to sign in again; it replaces that file.`,
+        'invalid_token',
+      ),
+    );
 
     const env = await run(sandbox(service.baseUrl), ['whoami'], { env: { HTMLDROP_TOKEN: 'ghp_nope' } });
     expect(env.code).toBe(3);
-    expectOneLine(env.stderr, /HTMLDROP_TOKEN is not an htmldrop token/);
+    expect(env.stderr).toBe(
+      failure(
+        'The token from the HTMLDROP_TOKEN environment variable is not an htmldrop token (it does not look like hd_<base62>). Run `htmldrop login` to sign in again, then unset HTMLDROP_TOKEN (or set it to the new token).',
+        'invalid_token',
+      ),
+    );
+
+    const flag = await run(sandbox(service.baseUrl), ['whoami', '--token', '']);
+    expect(flag.code).toBe(3);
+    expect(flag.stderr).toBe(
+      failure(
+        'The token from the --token flag is not an htmldrop token (it is empty). Run `htmldrop login` to sign in again, then stop passing --token (or pass the new token).',
+        'invalid_token',
+      ),
+    );
   });
 
   it('reports a service that is down, or that answers something else than the API (exit 6)', async () => {
@@ -125,10 +158,77 @@ describe('bad input: one clear line on stderr and a documented exit code', () =>
     expect((await run(box, ['--version'])).stdout).toBe('1.0.0\n');
   });
 
-  it('without a token, owner commands exit 3 and say how to sign in', async () => {
-    const out = await run(sandbox(service.baseUrl), ['list']);
+  it('without a token, owner commands exit 3, list every place looked at and say how to sign in', async () => {
+    const empty = sandbox(service.baseUrl);
+    const out = await run(empty, ['list']);
     expect(out.code).toBe(3);
-    expectOneLine(out.stderr, /No token found .*Sign in with: htmldrop login \[no_token\]/);
+    const user = path.join(empty.home, '.config', 'htmldrop', 'token');
+    expect(out.stderr).toBe(
+      failure(
+        `No token found: looked at the --token flag, the file ${path.join(fs.realpathSync(empty.cwd), '.htmldrop', 'token')}, the HTMLDROP_TOKEN environment variable and the file ${user}. Run \`htmldrop login\` to sign in; it writes ${user}.`,
+        'no_token',
+      ),
+    );
+  });
+});
+
+describe('a revoked token: exit 3, naming where the token came from and how to sign in again', () => {
+  it('from ~/.config/htmldrop/token: `htmldrop login` replaces that file', async () => {
+    const box = sandbox(service.baseUrl);
+    const file = path.join(box.home, '.config', 'htmldrop', 'token');
+    await writeTokenFile(file, await revokedToken('lapsed-user'));
+    const out = await run(box, ['list']);
+    expect(out.code).toBe(3);
+    expect(out.stderr).toBe(
+      failure(
+        `The service refused the token from the file ${file}: it is revoked, unknown or malformed. Run \`htmldrop login\` to sign in again; it replaces that file.`,
+        'invalid_token',
+      ),
+    );
+    expect(JSON.parse(out.stdout)).toMatchObject({
+      error: { code: 'invalid_token', status: 401, details: { token_source: file } },
+      exit_code: 3,
+    });
+  });
+
+  it('from ./.htmldrop/token: `htmldrop login --project` in that directory replaces it', async () => {
+    const box = sandbox(service.baseUrl);
+    await writeProjectToken(box.cwd, await revokedToken('lapsed-project'));
+    const cwd = fs.realpathSync(box.cwd);
+    const out = await run(box, ['whoami', '--human']);
+    expect(out.code).toBe(3);
+    expect(out.stderr).toBe(
+      failure(
+        `The service refused the token from the file ${path.join(cwd, '.htmldrop', 'token')}: it is revoked, unknown or malformed. Run \`htmldrop login --project\` in ${cwd} to sign in again; it replaces that file.`,
+        'invalid_token',
+      ),
+    );
+    expect(out.stdout).toBe('');
+  });
+
+  it('from HTMLDROP_TOKEN: sign in again, then unset the variable', async () => {
+    const box = sandbox(service.baseUrl, { HTMLDROP_TOKEN: await revokedToken('lapsed-env') });
+    const out = await run(box, ['publish', write(box.cwd, 'p.html', PAGE('p'))]);
+    expect(out.code).toBe(3);
+    expect(out.stderr).toBe(
+      failure(
+        'The service refused the token from the HTMLDROP_TOKEN environment variable: it is revoked, unknown or malformed. Run `htmldrop login` to sign in again, then unset HTMLDROP_TOKEN (or set it to the new token).',
+        'invalid_token',
+      ),
+    );
+    expect(JSON.parse(out.stdout).error.details).toEqual({ token_source: 'HTMLDROP_TOKEN' });
+  });
+
+  it('from --token: sign in again, then stop passing it', async () => {
+    const box = sandbox(service.baseUrl);
+    const out = await run(box, ['list', '--token', await revokedToken('lapsed-flag')]);
+    expect(out.code).toBe(3);
+    expect(out.stderr).toBe(
+      failure(
+        'The service refused the token from the --token flag: it is revoked, unknown or malformed. Run `htmldrop login` to sign in again, then stop passing --token (or pass the new token).',
+        'invalid_token',
+      ),
+    );
   });
 });
 

@@ -2,6 +2,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { HtmlDropError } from '../src/errors.js';
+import { describeTokenSource, explainTokenError, signInAgainAdvice } from '../src/token-messages.js';
 import {
   projectTokenPath,
   readTokenFile,
@@ -27,7 +29,7 @@ afterEach(() => {
 });
 
 describe('resolveToken', () => {
-  it('follows DECISIONS.md: --token, ./.htmldrop/token, HTMLDROP_TOKEN, ~/.config/htmldrop/token', async () => {
+  it('follows docs/api.md, "Client token lookup": --token, ./.htmldrop/token, HTMLDROP_TOKEN, ~/.config/htmldrop/token', async () => {
     await writeTokenFile(userTokenPath(home), token('u'));
     await writeProjectToken(cwd, token('p'));
     const env = { HTMLDROP_TOKEN: token('e') };
@@ -103,5 +105,45 @@ describe('writeTokenFile', () => {
     fs.chmodSync(dir, 0o755);
     await writeTokenFile(userTokenPath(home), token('a'));
     expect(fs.statSync(dir).mode & 0o777).toBe(0o700);
+  });
+});
+
+describe('token messages', () => {
+  it('name each source, and how to replace a token from it', () => {
+    const project = projectTokenPath(cwd);
+    const user = userTokenPath(home);
+    expect(describeTokenSource({ source: 'flag' })).toBe('the --token flag');
+    expect(describeTokenSource({ source: 'env' })).toBe('the HTMLDROP_TOKEN environment variable');
+    expect(describeTokenSource({ source: 'project', path: project })).toBe(`the file ${project}`);
+    expect(describeTokenSource({ source: 'user', path: user })).toBe(`the file ${user}`);
+    expect(signInAgainAdvice({ source: 'project', path: project })).toBe(
+      `Run \`htmldrop login --project\` in ${path.resolve(cwd)} to sign in again; it replaces that file.`,
+    );
+    expect(signInAgainAdvice({ source: 'user', path: user })).toBe(
+      'Run `htmldrop login` to sign in again; it replaces that file.',
+    );
+  });
+
+  it('explain a 401 invalid_token or unauthorized for the token in use, and nothing else', async () => {
+    await writeTokenFile(userTokenPath(home), token('u'));
+    const resolved = await requireToken({ cwd, home, env: {} });
+    const unauthorized = new HtmlDropError('unauthorized', 'Authentication is required.', {
+      status: 401,
+      requestId: 'r1',
+    });
+    expect(explainTokenError(unauthorized, resolved)).toMatchObject({
+      code: 'unauthorized',
+      status: 401,
+      requestId: 'r1',
+      message: `The service did not accept the token from the file ${userTokenPath(home)}. Run \`htmldrop login\` to sign in again; it replaces that file.`,
+      details: { token_source: userTokenPath(home) },
+    });
+    const invalid = new HtmlDropError('invalid_token', 'The token is not valid.', { status: 401 });
+    expect(explainTokenError(invalid, undefined)).toBe(invalid);
+    const notFound = new HtmlDropError('not_found', 'No such drop.', { status: 404 });
+    expect(explainTokenError(notFound, resolved)).toBe(notFound);
+    // Raised before anything was sent (a malformed token): already worded where it was found.
+    const local = new HtmlDropError('invalid_token', 'The token from ...');
+    expect(explainTokenError(local, resolved)).toBe(local);
   });
 });

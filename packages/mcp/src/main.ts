@@ -2,7 +2,8 @@
 /**
  * htmldrop-mcp: the htmldrop MCP server over stdio. stdout carries the protocol and nothing else; diagnostics go to
  * stderr. Configuration: HTMLDROP_SERVER (or --server), and the token from --token, ./.htmldrop/token,
- * HTMLDROP_TOKEN or ~/.config/htmldrop/token (DECISIONS.md order), resolved on every tool call.
+ * HTMLDROP_TOKEN or ~/.config/htmldrop/token (in that order: docs/api.md, "Client token lookup"), resolved on every
+ * tool call.
  */
 import { parseArgs } from 'node:util';
 import { CLIENT_VERSION, DEFAULT_SERVER, HtmlDropError, normalizeServer } from '@htmldrop/client';

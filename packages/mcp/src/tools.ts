@@ -9,9 +9,11 @@ import {
   assertPublishable,
   checkHtml,
   type Drop,
+  explainTokenError,
   HtmlDropClient,
   HtmlDropError,
   type HtmlWarning,
+  type ResolvedToken,
   readTextSource,
   requireToken,
   upsertDrop,
@@ -35,11 +37,35 @@ const STANDALONE_RULE =
   'references to local files (images, stylesheets, scripts, other pages) will NOT load: only this one document is ' +
   'uploaded, and it is shown in a sandboxed iframe. No build step happens. At most 2 MiB (2097152 bytes).';
 
+/** How the user runs the CLI that signs in: from the service's tarball, or the workspace program in the repository. */
+function cliForms(server: string): string {
+  return (
+    `The CLI must sign in to ${server}: outside the htmldrop repository run \`HTMLDROP_SERVER=${server} npx --yes ` +
+    `--package=${server}/cli/htmldrop.tgz htmldrop login\`, inside it \`HTMLDROP_SERVER=${server} npx --no-install ` +
+    'htmldrop login` (plus any flag the message names).'
+  );
+}
+
+/** What to do about a token the service refused; the message already names the token's source and the command. */
+function tokenHint(error: HtmlDropError, server: string): string {
+  const source = error.details?.token_source;
+  const after =
+    source === '--token' || source === 'HTMLDROP_TOKEN'
+      ? `This MCP server's ${source} is set in the MCP client's configuration: the user changes it there (as the message says) and restarts the server.`
+      : 'This MCP server reads the token file again on every tool call: retry once the user has signed in.';
+  return `Ask the user to sign in again with the htmldrop CLI, as the message says (it prints a URL to approve in a browser). ${cliForms(server)} ${after}`;
+}
+
+function hintFor(error: HtmlDropError, server: string | undefined): string | undefined {
+  const where = server ?? '<server>';
+  if (error.code === 'no_token') {
+    return `No htmldrop token on this machine. Ask the user to sign in with the htmldrop CLI in a terminal (it prints a URL to approve in a browser). ${cliForms(where)} This MCP server reads the token file on every tool call: retry once the user has signed in. (Or the user sets HTMLDROP_TOKEN in this MCP server's configuration and restarts it.)`;
+  }
+  if (error.code === 'invalid_token' || error.code === 'unauthorized') return tokenHint(error, where);
+  return HINTS[error.code];
+}
+
 const HINTS: Readonly<Record<string, string>> = {
-  no_token:
-    "No htmldrop token on this machine. Ask the user to run `htmldrop login` in a terminal (it prints a URL to approve in a browser), or to set HTMLDROP_TOKEN in this MCP server's environment.",
-  invalid_token: 'The token was revoked or is wrong. Ask the user to run `htmldrop login` again.',
-  unauthorized: 'The token was not accepted. Ask the user to run `htmldrop login` again.',
   token_file_permissions: 'The token file is readable by others; ask the user to run the chmod command in the message.',
   upsert_ambiguous:
     'Several drops carry these tags. Use more specific upsert_by tags, or call update with the slug of the drop to change.',
@@ -74,20 +100,16 @@ function text(value: unknown): CallToolResult {
   return { content: [{ type: 'text', text: JSON.stringify(value, null, 2) }] };
 }
 
-export function errorResult(error: unknown): CallToolResult {
-  const body =
-    error instanceof HtmlDropError
-      ? { ...error.toJSON(), ...(HINTS[error.code] === undefined ? {} : { hint: HINTS[error.code] }) }
-      : { code: 'unexpected', message: error instanceof Error ? error.message : String(error) };
-  return { isError: true, content: [{ type: 'text', text: JSON.stringify({ error: body }, null, 2) }] };
-}
-
-async function guarded(run: () => Promise<unknown>): Promise<CallToolResult> {
-  try {
-    return text(await run());
-  } catch (error) {
-    return errorResult(error);
+/** A failed tool call: `{"error":{code, message, status?, details?, retry_after_seconds?, hint?}}`, isError. */
+export function errorResult(error: unknown, server?: string): CallToolResult {
+  let body: Record<string, unknown>;
+  if (error instanceof HtmlDropError) {
+    const hint = hintFor(error, server);
+    body = { ...error.toJSON(), ...(hint === undefined ? {} : { hint }) };
+  } else {
+    body = { code: 'unexpected', message: error instanceof Error ? error.message : String(error) };
   }
+  return { isError: true, content: [{ type: 'text', text: JSON.stringify({ error: body }, null, 2) }] };
 }
 
 function warningsJson(warnings: readonly HtmlWarning[]) {
@@ -98,10 +120,22 @@ export function registerTools(mcp: McpServer, options: ToolOptions): void {
   const cwd = options.cwd ?? process.cwd();
   const base = new HtmlDropClient({ server: options.server, maxRetries: 3, maxRetryWaitSeconds: 30 });
 
-  /** Resolved on every call: a `htmldrop login` after the MCP server started is picked up. */
-  async function client(): Promise<HtmlDropClient> {
-    const token = await requireToken({ flag: options.token, cwd, home: os.homedir(), env: process.env });
-    return base.withToken(token.token);
+  /**
+   * Runs one tool call. `client()` resolves the token on every call, so a `htmldrop login` after the MCP server
+   * started is picked up; when the service refuses that token, the error names where it came from and how to sign
+   * in again (the same wording as the CLI's).
+   */
+  async function guarded(run: (client: () => Promise<HtmlDropClient>) => Promise<unknown>): Promise<CallToolResult> {
+    let token: ResolvedToken | undefined;
+    const client = async () => {
+      token = await requireToken({ flag: options.token, cwd, home: os.homedir(), env: process.env });
+      return base.withToken(token.token);
+    };
+    try {
+      return text(await run(client));
+    } catch (error) {
+      return errorResult(explainTokenError(error, token), base.server);
+    }
   }
 
   async function documentOf(input: { html?: string | undefined; file?: string | undefined }) {
@@ -151,7 +185,7 @@ Returns {"action":"created"|"updated","drop":{slug,url,raw_url,latest_version,..
       annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
     },
     (input) =>
-      guarded(async () => {
+      guarded(async (client) => {
         const { html, warnings } = await documentOf(input);
         const api = await client();
         const optional = {
@@ -202,7 +236,7 @@ Returns {"action":"updated","drop":{...},"warnings":[...]}.`,
       annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
     },
     (input) =>
-      guarded(async () => {
+      guarded(async (client) => {
         const { html, warnings } = await documentOf(input);
         const api = await client();
         const merged =
@@ -234,7 +268,7 @@ Returns {"action":"updated","drop":{...},"warnings":[...]}.`,
       annotations: { readOnlyHint: true, openWorldHint: true },
     },
     (input) =>
-      guarded(async () => {
+      guarded(async (client) => {
         const api = await client();
         const page = await api.listDrops({
           pageSize: input.limit ?? 50,
@@ -260,7 +294,7 @@ Returns {"action":"updated","drop":{...},"warnings":[...]}.`,
       annotations: { readOnlyHint: true, openWorldHint: true },
     },
     (input) =>
-      guarded(async () => {
+      guarded(async (client) => {
         const api = await client();
         const [drop, versions] = await Promise.all([api.getDrop(input.slug), api.listVersions(input.slug)]);
         const version = input.version === undefined ? undefined : await api.getVersion(input.slug, input.version);
@@ -281,7 +315,7 @@ Returns {"action":"updated","drop":{...},"warnings":[...]}.`,
       annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: true },
     },
     (input) =>
-      guarded(async () => {
+      guarded(async (client) => {
         const api = await client();
         if (input.version !== undefined) {
           const drop = await api.deleteVersion(input.slug, input.version);

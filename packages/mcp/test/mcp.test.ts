@@ -5,6 +5,7 @@ import { fileURLToPath } from 'node:url';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { writeProjectToken, writeTokenFile } from '../../client/src/token-store.js';
 import type { Drop, Version, VersionListItem } from '../../client/src/types.js';
 import { PAGE, removeTempDirs, type Sandbox, sandbox, write } from '../../client/test/run.js';
 import { type Service, startService } from '../../client/test/service.js';
@@ -19,10 +20,10 @@ interface Connection {
   close(): Promise<void>;
 }
 
-async function connect(box: Sandbox, env: Record<string, string> = {}): Promise<Connection> {
+async function connect(box: Sandbox, env: Record<string, string> = {}, args: string[] = []): Promise<Connection> {
   const transport = new StdioClientTransport({
     command: process.execPath,
-    args: [MAIN],
+    args: [MAIN, ...args],
     env: { ...box.env, ...env },
     cwd: box.cwd,
     stderr: 'pipe',
@@ -66,6 +67,15 @@ async function call(connection: Connection, name: string, args: Record<string, u
 }
 
 let service: Service;
+
+/** Revokes a token through the API (as `htmldrop revoke` does) and returns it. */
+async function revoke(token: string): Promise<string> {
+  const headers = { authorization: `Bearer ${token}` };
+  const me = (await (await fetch(`${service.baseUrl}/api/me`, { headers })).json()) as { token: { id: string } };
+  const revoked = await fetch(`${service.baseUrl}/api/tokens/${me.token.id}`, { method: 'DELETE', headers });
+  expect(revoked.status).toBe(204);
+  return token;
+}
 let box: Sandbox & { token: string };
 let mcp: Connection;
 
@@ -211,33 +221,91 @@ describe('errors are isError results naming the code', () => {
     expect(result.json.error).toMatchObject({ code: 'upsert_ambiguous', details: { total: 2 } });
   });
 
-  it('without a token, and with a revoked one, says how to sign in', async () => {
-    const empty = await connect(sandbox(service.baseUrl));
+  it('without a token, lists the places looked at and says how to sign in with the CLI', async () => {
+    const emptyBox = sandbox(service.baseUrl);
+    const empty = await connect(emptyBox);
     try {
       const result = await call(empty, 'list', {});
       expect(result.isError).toBe(true);
-      expect(result.json.error).toMatchObject({ code: 'no_token', hint: expect.stringContaining('htmldrop login') });
+      const user = path.join(emptyBox.home, '.config', 'htmldrop', 'token');
+      expect(result.json.error).toMatchObject({
+        code: 'no_token',
+        message: `No token found: looked at the --token flag, the file ${path.join(fs.realpathSync(emptyBox.cwd), '.htmldrop', 'token')}, the HTMLDROP_TOKEN environment variable and the file ${user}. Run \`htmldrop login\` to sign in; it writes ${user}.`,
+      });
+      expect(result.json.error.hint).toContain('htmldrop CLI');
+      expect(result.json.error.hint).toContain(
+        `npx --yes --package=${service.baseUrl}/cli/htmldrop.tgz htmldrop login`,
+      );
+      expect(result.json.error.hint).toContain('npx --no-install htmldrop login');
     } finally {
       await empty.close();
     }
+  });
+
+  it('with a revoked token from HTMLDROP_TOKEN: names the variable and how to sign in again', async () => {
     const token = await service.mintToken('agent');
-    const revokedBox = sandbox(service.baseUrl);
-    const revoked = await connect(revokedBox, { HTMLDROP_TOKEN: token });
+    const revoked = await connect(sandbox(service.baseUrl), { HTMLDROP_TOKEN: token });
     try {
       expect((await call(revoked, 'list', {})).isError).toBe(false);
-      const me = (await (
-        await fetch(`${service.baseUrl}/api/me`, { headers: { authorization: `Bearer ${token}` } })
-      ).json()) as {
-        token: { id: string };
-      };
-      await fetch(`${service.baseUrl}/api/tokens/${me.token.id}`, {
-        method: 'DELETE',
-        headers: { authorization: `Bearer ${token}` },
-      });
+      await revoke(token);
       const result = await call(revoked, 'list', {});
-      expect(result.json.error.code).toBe('invalid_token');
+      expect(result.isError).toBe(true);
+      expect(result.json.error).toMatchObject({
+        code: 'invalid_token',
+        status: 401,
+        message:
+          'The service refused the token from the HTMLDROP_TOKEN environment variable: it is revoked, unknown or malformed. Run `htmldrop login` to sign in again, then unset HTMLDROP_TOKEN (or set it to the new token).',
+        details: { token_source: 'HTMLDROP_TOKEN' },
+      });
+      expect(result.json.error.hint).toContain('sign in again with the htmldrop CLI');
+      expect(result.json.error.hint).toContain("MCP client's configuration");
     } finally {
       await revoked.close();
+    }
+  });
+
+  it('with a revoked token from a file or --token: names it, and the file is read again after signing in', async () => {
+    const lapsed = sandbox(service.baseUrl);
+    const file = path.join(lapsed.home, '.config', 'htmldrop', 'token');
+    await writeTokenFile(file, await revoke(await service.mintToken('agent')));
+    const fromFile = await connect(lapsed);
+    try {
+      const result = await call(fromFile, 'publish', { title: 'x', html: PAGE('x') });
+      expect(result.isError).toBe(true);
+      expect(result.json.error).toMatchObject({
+        code: 'invalid_token',
+        message: `The service refused the token from the file ${file}: it is revoked, unknown or malformed. Run \`htmldrop login\` to sign in again; it replaces that file.`,
+        details: { token_source: file },
+      });
+      expect(result.json.error.hint).toContain('reads the token file again on every tool call');
+      // The user signs in again (as `htmldrop login` would write it): the next call works, without a restart.
+      await writeTokenFile(file, await service.mintToken('agent'));
+      expect((await call(fromFile, 'list', {})).isError).toBe(false);
+      // A project token, ./.htmldrop/token in the server's working directory, wins and is named likewise.
+      await writeProjectToken(lapsed.cwd, await revoke(await service.mintToken('agent')));
+      const project = await call(fromFile, 'list', {});
+      const cwd = fs.realpathSync(lapsed.cwd);
+      expect(project.json.error.message).toBe(
+        `The service refused the token from the file ${path.join(cwd, '.htmldrop', 'token')}: it is revoked, unknown or malformed. Run \`htmldrop login --project\` in ${cwd} to sign in again; it replaces that file.`,
+      );
+    } finally {
+      await fromFile.close();
+    }
+    const fromFlag = await connect(sandbox(service.baseUrl), {}, [
+      '--token',
+      await revoke(await service.mintToken('agent')),
+    ]);
+    try {
+      const result = await call(fromFlag, 'get', { slug: 'anything' });
+      expect(result.json.error).toMatchObject({
+        code: 'invalid_token',
+        message:
+          'The service refused the token from the --token flag: it is revoked, unknown or malformed. Run `htmldrop login` to sign in again, then stop passing --token (or pass the new token).',
+        details: { token_source: '--token' },
+      });
+      expect(result.json.error.hint).toContain("This MCP server's --token is set in the MCP client's configuration");
+    } finally {
+      await fromFlag.close();
     }
   });
 
