@@ -51,7 +51,8 @@ describe('unmatched paths', () => {
   );
 
   it('the same path from curl or a client without Accept is JSON', async () => {
-    for (const headers of [{ accept: '*/*' }, {}]) {
+    const variants: Record<string, string>[] = [{ accept: '*/*' }, {}];
+    for (const headers of variants) {
       const reply = await h.call('GET', '/nope', { headers });
       expect(reply.status).toBe(404);
       expect(reply.json.error.code).toBe('not_found');
