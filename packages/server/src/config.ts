@@ -1,6 +1,6 @@
 /**
  * The only reader of process.env. Parses, types and freezes the service configuration once; fails fast on bad input.
- * Names and defaults follow shared/DECISIONS.md ("Server environment").
+ * Names and defaults: docs/architecture.md, "Configuration", and the README's table.
  */
 import path from 'node:path';
 
@@ -27,16 +27,16 @@ export interface Limits {
   readonly maxMetadataValueChars: number;
   readonly defaultPageSize: number;
   readonly maxPageSize: number;
-  /** Transport cap on a request body: well above maxHtmlBytes after JSON escaping (DECISIONS: 413). */
+  /** Transport cap on a request body: well above maxHtmlBytes after JSON escaping (docs/api.md 7: 413 html_too_large). */
   readonly maxBodyBytes: number;
-  /** Wrong passcodes per drop and client address per window (DECISIONS: 10 per 15 minutes). */
+  /** Wrong passcodes per drop and client address per window (docs/api.md 4.6: 10 per 15 minutes). */
   readonly maxPasscodeAttempts: number;
   readonly passcodeWindowMs: number;
   /** Device-flow starts per client address per minute. */
   readonly maxAuthStartsPerMinute: number;
 }
 
-/** Settings of the configured identity provider (DECISIONS "Device-code flow"). */
+/** Settings of the configured identity provider (docs/api.md 5.4). */
 export type IdentityConfig =
   | { readonly provider: 'local' }
   | {

@@ -1,5 +1,5 @@
 /**
- * The one error type of the service. Spec section 7 codes plus `internal`; statuses from DECISIONS.md.
+ * The one error type of the service. Spec section 7 codes plus `internal`; statuses as docs/api.md 7 lists them.
  * Routes and domain functions throw ApiError; the HTTP error handler is the only writer of error bodies.
  */
 

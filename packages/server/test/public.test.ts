@@ -29,7 +29,7 @@ async function publish(body: Record<string, unknown> = {}) {
 const SANDBOX = 'sandbox allow-scripts allow-forms allow-popups allow-modals allow-downloads';
 
 describe('GET /p/<slug>/raw', () => {
-  it('serves the stored bytes with the spec 4.6 additions and the DECISIONS headers', async () => {
+  it('serves the stored bytes with the spec 4.6 additions and the headers of docs/api.md 4.6', async () => {
     const { slug } = await publish();
     const reply = await h.call('GET', `/p/${slug}/raw`);
     expect(reply.status).toBe(200);

@@ -72,7 +72,7 @@ export function withPendingUse(token: TokenInfo, recorder: TokenUseRecorder): To
 }
 
 /**
- * Resolves an Authorization header to the calling account (DECISIONS: missing or not Bearer -> 401 unauthorized;
+ * Resolves an Authorization header to the calling account (docs/api.md 5.8: missing or not Bearer -> 401 unauthorized;
  * malformed, bad checksum, unknown or revoked -> 401 invalid_token).
  */
 export async function authenticate(

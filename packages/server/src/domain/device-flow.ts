@@ -1,5 +1,5 @@
 /**
- * The device-code flow (spec 3.1, 5; DECISIONS "Device-code flow") as one state machine. Stored states are
+ * The device-code flow (spec 3.1, 5; docs/api.md 3.1) as one state machine. Stored states are
  * pending, approved, denied and claimed; what a poll reports is derived from them and the clock:
  *
  *   pending  --human approves-->  approved  --first poll (atomic claim, mints the token)-->  claimed
@@ -19,11 +19,11 @@ import type { DeviceRequest } from './types.js';
 export const DEVICE_TTL_MS = 600_000;
 /** Spec 8: default poll interval. */
 export const POLL_INTERVAL_SECONDS = 2;
-/** DECISIONS: an unknown poll token reads not_found, also once purged 24 h after expiry. */
+/** docs/api.md 3.1: an unknown poll token reads not_found, also once purged 24 h after expiry. */
 export const DEVICE_RETENTION_MS = 24 * 3_600_000;
 export const MAX_LABEL_CHARS = 64;
 
-/** DECISIONS: 8 characters from this alphabet (no 0/O, 1/I), shown as XXXX-XXXX. */
+/** docs/api.md, "Identifiers": 8 characters from this alphabet (no 0/O, 1/I), shown as XXXX-XXXX. */
 export const USER_CODE_ALPHABET = 'ABCDEFGHJKLMNPQRSTUVWXYZ23456789';
 
 export type PollStatus = 'pending' | 'verified' | 'claimed' | 'expired' | 'not_found';

@@ -1,6 +1,6 @@
 /**
  * Drop and version actions for an authenticated owner. Inputs are already shape-checked by the HTTP schemas;
- * this module enforces the byte limits, ownership, quotas and version rules (spec 3.2, 8; DECISIONS.md).
+ * this module enforces the byte limits, ownership, quotas and version rules (spec 3.2, 8; docs/api.md 3.2 and 8).
  */
 import type { Limits } from '../config.js';
 import { ApiError } from '../errors.js';
@@ -177,7 +177,7 @@ export async function updateDetails(
   return updated;
 }
 
-/** Sets, changes ("" removes) the passcode (DECISIONS: locked exactly while a passcode is set). */
+/** Sets, changes ("" removes) the passcode (docs/api.md 3.2: locked exactly while a passcode is set). */
 export async function setPasscode(
   deps: DropDeps,
   accountId: string,

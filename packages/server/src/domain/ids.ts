@@ -1,4 +1,4 @@
-/** Identifiers and secrets (DECISIONS.md "Identifiers"). Randomness is injectable for tests. */
+/** Identifiers and secrets (docs/api.md, "Identifiers"). Randomness is injectable for tests. */
 import { createHash, randomInt as cryptoRandomInt } from 'node:crypto';
 import { crc32 } from 'node:zlib';
 
@@ -25,7 +25,7 @@ export function newUserId(random?: RandomInt): string {
   return `u_${randomBase62(16, random)}`;
 }
 
-/** Path slugs accepted by the API (DECISIONS: 1 to 64 of [A-Za-z0-9_-]). */
+/** Path slugs accepted by the API (docs/api.md, "Identifiers": 1 to 64 of [A-Za-z0-9_-]). */
 export const SLUG_PATTERN = '^[A-Za-z0-9_-]{1,64}$';
 const SLUG_RE = new RegExp(SLUG_PATTERN);
 export function isValidSlug(value: string): boolean {

@@ -15,7 +15,7 @@ export function windowOf(now: number, size: number): { start: number; end: numbe
   return { start, end: start + size };
 }
 
-/** Whole seconds until `end`, at least 1 (the Retry-After rule of DECISIONS.md). */
+/** Whole seconds until `end`, at least 1 (the Retry-After rule of docs/api.md 7). */
 export function secondsUntil(end: number, now: number): number {
   return Math.max(1, Math.ceil((end - now) / 1000));
 }

@@ -6,7 +6,7 @@ import { verifyPasscode } from './passcode.js';
 import { hitWindow, type RateCounter } from './rate-counter.js';
 
 export interface AttemptPolicy {
-  /** Wrong passcodes allowed per window, per drop and client address (DECISIONS: 10 per 15 minutes). */
+  /** Wrong passcodes allowed per window, per drop and client address (docs/api.md 4.6: 10 per 15 minutes). */
   readonly maxAttempts: number;
   readonly windowMs: number;
 }
@@ -53,7 +53,7 @@ export async function unlockDrop(
 }
 
 /**
- * Counts viewer renders in memory and writes them in batches (DECISIONS: view_count may lag by at most 5 s).
+ * Counts viewer renders in memory and writes them in batches (docs/api.md 2.1: view_count may lag by at most 5 s; docs/decisions/0017-coalesced-counters.md).
  * Flushed periodically and once more on shutdown, so nothing is lost on a graceful stop.
  */
 export interface ViewCounter {

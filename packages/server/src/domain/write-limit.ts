@@ -1,5 +1,5 @@
 /**
- * Per-account write limits (DECISIONS.md): fixed windows aligned to UTC, the calendar minute and day. A refused
+ * Per-account write limits (docs/api.md 8; docs/decisions/0009-write-limits-in-fixed-utc-windows-per-account.md): fixed windows aligned to UTC, the calendar minute and day. A refused
  * request does not count. Backed by any atomic counter source (the database now; Redis when configured).
  */
 import type { Limits } from '../config.js';

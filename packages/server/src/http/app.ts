@@ -50,12 +50,12 @@ declare module 'fastify' {
   interface FastifyContextConfig {
     /** 'owner': a valid bearer token is required (spec 5). */
     auth?: 'owner';
-    /** Counts toward the per-account write limits (DECISIONS: POST/PUT/PATCH/DELETE under /api/drops, /api/prototypes). */
+    /** Counts toward the per-account write limits (docs/api.md 8: POST/PUT/PATCH/DELETE under /api/drops, /api/prototypes). */
     write?: boolean;
   }
   interface FastifyRequest {
     caller: Caller | null;
-    /** Gives back this request's write (DECISIONS: a request refused with 429 does not count). */
+    /** Gives back this request's write (docs/api.md 8: a request refused with 429 does not count). */
     releaseWrite: (() => Promise<void>) | null;
   }
 }

@@ -1,4 +1,4 @@
-/** Domain values -> API JSON (spec section 2; DECISIONS: every Drop carries every field). */
+/** Domain values -> API JSON (spec section 2; docs/api.md 2.1: every Drop carries every field). */
 import type { DropRecord, TokenInfo, VersionInfo, VersionRecord } from '../domain/types.js';
 
 export function presentDrop(drop: DropRecord, baseUrl: string) {

@@ -6,7 +6,7 @@ import { Type } from '@sinclair/typebox';
 import type { Limits } from '../config.js';
 import { SLUG_PATTERN, TOKEN_ID_PATTERN } from '../domain/ids.js';
 
-/** DECISIONS: 1-64 of [A-Za-z0-9_.-], first and last alphanumeric or underscore. */
+/** docs/api.md 2.2: 1-64 of [A-Za-z0-9_.-], first and last alphanumeric or underscore. */
 export const METADATA_KEY_PATTERN = '^[A-Za-z0-9_](?:[A-Za-z0-9_.-]*[A-Za-z0-9_])?$';
 
 const Millis = (description: string) => Type.Integer({ description: `${description} (Unix time in milliseconds)` });
@@ -70,7 +70,7 @@ export function createSchemas(limits: Limits) {
   const SlugParams = Type.Object({ slug: Type.String({ pattern: SLUG_PATTERN }) });
   const VersionParams = Type.Object({
     slug: Type.String({ pattern: SLUG_PATTERN }),
-    // Checked in the handler, after the drop: a path under an unknown drop is 404 whatever follows (DECISIONS).
+    // Checked in the handler, after the drop: a path under an unknown drop is 404 whatever follows (docs/api.md 4.3).
     n: Type.String({ description: 'Version number (integer from 1)' }),
   });
   const TokenParams = Type.Object({ id: Type.String({ pattern: TOKEN_ID_PATTERN, description: '12 lowercase hex' }) });

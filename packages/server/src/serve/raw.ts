@@ -13,7 +13,7 @@ import type { CachePolicy, RawAnswer, RawAnswers, RawEntry } from './raw-cache.j
 /** What an entry needs of its drop. */
 type ServedDrop = Pick<DropRecord, 'slug' | 'latestVersion' | 'locked' | 'passcodeGeneration'>;
 
-/** DECISIONS "Public serving": the sandbox never includes allow-same-origin. */
+/** docs/api.md 4.6: the sandbox never includes allow-same-origin. */
 export const SANDBOX_CSP = 'sandbox allow-scripts allow-forms allow-popups allow-modals allow-downloads';
 
 /** Short shared caching for the latest version; `?v=<n>` never changes, so it is immutable. */

@@ -17,7 +17,7 @@ export function openSqlite(dataDir: string): Dialect {
 export function openSqliteFile(file: string): Dialect {
   const database = new SqliteDatabase(file);
   database.pragma('journal_mode = WAL');
-  // FULL: an acknowledged write survives a power loss, not only a process crash (fsync is cheap here, PERF-NOTES).
+  // FULL: an acknowledged write survives a power loss, not only a process crash (fsync is cheap here: docs/decisions/0002-sqlite-default-postgresql-option-via-kysely.md).
   database.pragma('synchronous = FULL');
   database.pragma('foreign_keys = ON');
   database.pragma('busy_timeout = 5000');

@@ -42,7 +42,7 @@ export interface GateModel {
   nonce: string;
 }
 
-/** The sandbox attribute of the drop iframe: never includes allow-same-origin (DECISIONS "Public serving"). */
+/** The sandbox attribute of the drop iframe: never includes allow-same-origin (docs/api.md 4.6; docs/decisions/0008-opaque-origin-sandbox-for-untrusted-html.md). */
 export const IFRAME_SANDBOX = 'allow-scripts allow-forms allow-popups allow-modals allow-downloads';
 
 const GENERIC_DESCRIPTION = 'An HTML document shared with htmldrop.';

@@ -1,4 +1,4 @@
-/** The device-code endpoints an agent calls (spec 4.2, DECISIONS "Device-code flow"). */
+/** The device-code endpoints an agent calls (spec 4.2; docs/api.md 4.2). */
 import { Type } from '@sinclair/typebox';
 import { pollDeviceFlow, startDeviceFlow } from '../../domain/device-flow.js';
 import { sha256Hex } from '../../domain/ids.js';
@@ -84,7 +84,7 @@ export function registerAuthRoutes(app: TypedApp, ctx: RouteContext): void {
       if (token.length > 200) return { status: 'not_found' };
       const name = `poll:${sha256Hex(token).slice(0, 32)}`;
       const { retryAfterSeconds } = await hitWindow(ctx.counter, name, POLLS_PER_MINUTE, 60_000, clock.now());
-      // DECISIONS: poll always answers 200 with a status. Polling far faster than poll_interval is answered
+      // docs/api.md 4.2: poll always answers 200 with a status. Polling far faster than poll_interval is answered
       // "pending" without looking, with Retry-After as a hint, until the client slows down.
       if (retryAfterSeconds !== undefined) {
         reply.header('retry-after', String(retryAfterSeconds));

@@ -1,5 +1,5 @@
 /**
- * The legacy /api/prototypes shapes (spec 4.7, DECISIONS "Legacy"): a bare array on list, `password` for the
+ * The legacy /api/prototypes shapes (spec 4.7; docs/api.md 4.7): a bare array on list, `password` for the
  * passcode, PUT with everything optional, DELETE answering 200. Same domain actions as /api/drops.
  */
 import { Type } from '@sinclair/typebox';

@@ -1,5 +1,5 @@
 /**
- * Public serving under /p/ (spec 4.6, DECISIONS "Public serving"): the viewer, the passcode gate and the raw
+ * Public serving under /p/ (spec 4.6; docs/api.md 4.6): the viewer, the passcode gate and the raw
  * document. No API token needed; error answers are small HTML pages, never JSON. Untrusted HTML only ever runs in
  * a sandbox (iframe sandbox attribute and a sandbox CSP on the raw response), never with this origin's privileges.
  */

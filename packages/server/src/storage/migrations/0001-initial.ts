@@ -27,7 +27,7 @@ export const initial: Migration = {
       .execute();
     await db.schema.createIndex('tokens_account').on('tokens').column('account_id').execute();
 
-    // A rowid table on SQLite: large rows in WITHOUT ROWID tables are read during key comparisons (PERF-NOTES).
+    // A rowid table on SQLite: large rows in WITHOUT ROWID tables are read during key comparisons (docs/decisions/0002-sqlite-default-postgresql-option-via-kysely.md).
     await db.schema
       .createTable('drops')
       .addColumn('slug', 'text', (c) => c.primaryKey())
