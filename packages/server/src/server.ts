@@ -91,6 +91,7 @@ export async function serve(): Promise<void> {
     const message = error instanceof ConfigError ? error.message : `failed to start: ${(error as Error).message}`;
     console.error(`htmldrop-server: ${message}`);
     if (!(error instanceof ConfigError) && (error as Error).cause !== undefined) console.error((error as Error).cause);
-    process.exit(1);
+    // A setting the service refuses is bad configuration (exit 2), like one it cannot parse.
+    process.exit(error instanceof ConfigError ? 2 : 1);
   }
 }

@@ -77,8 +77,8 @@ describe('htmldrop-server token create', () => {
 });
 
 describe('the server process', () => {
-  it('refuses to start the local provider on a non-loopback HOST', async () => {
-    await expect(startServer({ ...env, HOST: '0.0.0.0' })).rejects.toThrow(/refusing to listen/);
+  it('refuses to start the local provider on a non-loopback HOST, exiting 2 (configuration)', async () => {
+    await expect(startServer({ ...env, HOST: '0.0.0.0' })).rejects.toThrow(/exited with 2: .*refusing to listen/s);
   });
 
   it('exits cleanly on SIGTERM, keeping token last-use times', async () => {
