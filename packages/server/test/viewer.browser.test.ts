@@ -175,3 +175,29 @@ describe('viewer in Chromium', () => {
     await context.close();
   });
 });
+
+describe('raw documents in Chromium', () => {
+  // docs/api.md 4.6: the additions go at the end of the head, which is created when the document has none; the
+  // browser's tree is otherwise the document's own.
+  it.each([
+    ['no head at all', '<!doctype html><p id="x">body text</p>'],
+    [
+      'head elements without a <head> tag',
+      '<!doctype html><meta charset="utf-8"><title>T</title><p id="x">body text</p>',
+    ],
+    ['text only', 'body text'],
+  ])('%s: the style and viewport land in the head, the body is untouched', async (_name, html) => {
+    const slug = await publish({ html });
+    const page = await browser.newPage();
+    await page.goto(`${base}/p/${slug}/raw`);
+    const seen = await page.evaluate<{ head: string[]; body: string; heads: number }>(`({
+      head: [...document.head.children].map((e) => e.tagName.toLowerCase() + (e.getAttribute('name') ? ':' + e.getAttribute('name') : '')),
+      body: document.body.textContent,
+      heads: document.getElementsByTagName('head').length,
+    })`);
+    expect(seen.heads).toBe(1);
+    expect(seen.head.slice(-2)).toEqual(['meta:viewport', 'style']);
+    expect(seen.body).toBe('body text');
+    await page.close();
+  });
+});
