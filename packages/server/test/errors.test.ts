@@ -436,6 +436,43 @@ const CASES: Case[] = [
     code: 'invalid_arg',
     details: { field: 'passcode' },
   },
+  // The legacy shapes validate metadata and context as /api/drops does: invalid keys, nesting, too many keys, deep
+  // nesting (a 500 from JSON.stringify's stack before) and a non-string context are refused, and nothing is stored.
+  ...(['POST', 'PUT'] as const).flatMap((method): Case[] => {
+    const url = method === 'POST' ? () => '/api/prototypes' : () => `/api/prototypes/${slug}`;
+    const base = method === 'POST' ? { title: 't', html: page() } : { html: page() };
+    // Built as text: JSON.stringify itself overflows the stack at this depth.
+    const deep = `${'{"n":'.repeat(5000)}"x"${'}'.repeat(5000)}`;
+    return [
+      { label: 'an invalid metadata key', metadata: { 'bad key!': 'v' }, field: 'metadata' },
+      { label: 'a nested metadata value', metadata: { k: { n: [1] } }, field: 'metadata' },
+      {
+        label: 'eleven metadata keys',
+        metadata: Object.fromEntries(Array.from({ length: 11 }, (_, i) => [`k${i}`, 'v'])),
+      },
+      { label: 'a metadata value of 257 characters', metadata: { k: big(257) } },
+      { label: 'metadata as a string', metadata: 'nope' },
+      { label: 'a non-string context', context: { a: 1 } },
+    ]
+      .map(({ label, field, ...extra }) => ({
+        name: `${label} on the legacy ${method === 'POST' ? 'create' : 'update'}`,
+        method,
+        url,
+        body: { ...base, ...extra },
+        status: 400,
+        code: 'invalid_arg',
+        ...(field === undefined ? {} : { details: { field } }),
+      }))
+      .concat({
+        name: `metadata 5000 levels deep on the legacy ${method === 'POST' ? 'create' : 'update'}`,
+        method,
+        url,
+        rawBody: `${JSON.stringify(base).slice(0, -1)},"metadata":${deep}}`,
+        status: 400,
+        code: 'invalid_arg',
+        details: { field: 'metadata' },
+      });
+  }),
   { name: 'version 0', method: 'GET', url: () => `/api/drops/${slug}/v/0`, status: 400, code: 'invalid_arg' },
   { name: 'version abc', method: 'GET', url: () => `/api/drops/${slug}/v/abc`, status: 400, code: 'invalid_arg' },
   {

@@ -148,16 +148,21 @@ export function createSchemas(limits: Limits) {
       created_at: Type.Integer(),
       last_used_at: Type.Union([Type.Integer(), Type.Null()]),
     }),
+    // The legacy shapes validate context and metadata exactly as /api/drops does (docs/api.md 4.7).
     LegacyCreateBody: Type.Object({
       title,
       description: Type.Optional(description),
       html,
       password: Type.Optional(passcode),
+      context: Type.Optional(context),
+      metadata: Type.Optional(Metadata),
     }),
     LegacyPutBody: Type.Object({
       title: Type.Optional(title),
       description: Type.Optional(description),
       html: Type.Optional(html),
+      context: Type.Optional(context),
+      metadata: Type.Optional(Metadata),
     }),
     LegacyPasswordBody: Type.Object({ password: passcode }),
   };

@@ -49,8 +49,16 @@ export function registerPrototypeRoutes(app: TypedApp, ctx: RouteContext): void 
       schema: { summary: 'Legacy: create a drop', tags, body: s.LegacyCreateBody, response: dropResponse(201) },
     },
     async (request, reply) => {
-      const { password, ...rest } = request.body;
-      const drop = await drops.createDrop(ctx.drops, ctx.callerOf(request).account.id, { ...rest, passcode: password });
+      // Only the fields the schema validated reach the domain (unknown fields are ignored, docs/api.md 4.3).
+      const { title, description, html, password, context, metadata } = request.body;
+      const drop = await drops.createDrop(ctx.drops, ctx.callerOf(request).account.id, {
+        title,
+        html,
+        passcode: password,
+        ...(description === undefined ? {} : { description }),
+        ...(context === undefined ? {} : { context }),
+        ...(metadata === undefined ? {} : { metadata }),
+      });
       return reply.code(201).send(present(drop));
     },
   );
@@ -79,11 +87,20 @@ export function registerPrototypeRoutes(app: TypedApp, ctx: RouteContext): void 
     },
     async (request) => {
       const accountId = ctx.callerOf(request).account.id;
-      const { html, ...details } = request.body;
+      const { html, title, description, context, metadata } = request.body;
+      const details = {
+        ...(title === undefined ? {} : { title }),
+        ...(description === undefined ? {} : { description }),
+        ...(metadata === undefined ? {} : { metadata }),
+      };
       const drop =
         html === undefined
           ? await drops.updateDetails(ctx.drops, accountId, request.params.slug, details)
-          : await drops.addVersion(ctx.drops, accountId, request.params.slug, { ...details, html });
+          : await drops.addVersion(ctx.drops, accountId, request.params.slug, {
+              ...details,
+              html,
+              ...(context === undefined ? {} : { context }),
+            });
       return present(drop);
     },
   );
