@@ -443,7 +443,7 @@ const CASES: Case[] = [
     const base = method === 'POST' ? { title: 't', html: page() } : { html: page() };
     // Built as text: JSON.stringify itself overflows the stack at this depth.
     const deep = `${'{"n":'.repeat(5000)}"x"${'}'.repeat(5000)}`;
-    return [
+    const invalid: Array<{ label: string; field?: string; metadata?: unknown; context?: unknown }> = [
       { label: 'an invalid metadata key', metadata: { 'bad key!': 'v' }, field: 'metadata' },
       { label: 'a nested metadata value', metadata: { k: { n: [1] } }, field: 'metadata' },
       {
@@ -453,17 +453,20 @@ const CASES: Case[] = [
       { label: 'a metadata value of 257 characters', metadata: { k: big(257) } },
       { label: 'metadata as a string', metadata: 'nope' },
       { label: 'a non-string context', context: { a: 1 } },
-    ]
-      .map(({ label, field, ...extra }) => ({
-        name: `${label} on the legacy ${method === 'POST' ? 'create' : 'update'}`,
-        method,
-        url,
-        body: { ...base, ...extra },
-        status: 400,
-        code: 'invalid_arg',
-        ...(field === undefined ? {} : { details: { field } }),
-      }))
-      .concat({
+    ];
+    return [
+      ...invalid.map(
+        ({ label, field, ...extra }): Case => ({
+          name: `${label} on the legacy ${method === 'POST' ? 'create' : 'update'}`,
+          method,
+          url,
+          body: { ...base, ...extra },
+          status: 400,
+          code: 'invalid_arg',
+          ...(field === undefined ? {} : { details: { field } }),
+        }),
+      ),
+      {
         name: `metadata 5000 levels deep on the legacy ${method === 'POST' ? 'create' : 'update'}`,
         method,
         url,
@@ -471,7 +474,8 @@ const CASES: Case[] = [
         status: 400,
         code: 'invalid_arg',
         details: { field: 'metadata' },
-      });
+      },
+    ];
   }),
   { name: 'version 0', method: 'GET', url: () => `/api/drops/${slug}/v/0`, status: 400, code: 'invalid_arg' },
   { name: 'version abc', method: 'GET', url: () => `/api/drops/${slug}/v/abc`, status: 400, code: 'invalid_arg' },
