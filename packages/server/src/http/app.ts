@@ -16,7 +16,6 @@ import Fastify, {
   type RawRequestDefaultExpression,
   type RawServerDefault,
 } from 'fastify';
-import secureJson from 'secure-json-parse';
 import type { Config } from '../config.js';
 import { createLocalBus, type InvalidationBus } from '../coordination/bus.js';
 import { authenticate, type Caller, createTokenUseRecorder, type TokenUseRecorder } from '../domain/accounts.js';
@@ -107,20 +106,37 @@ export type App = FastifyInstance & {
   };
 };
 
+/** Why a parsed body is refused before validation: the field it names and a message. */
+interface RefusedBody {
+  readonly field: string;
+  readonly key?: string;
+  readonly message: string;
+}
+
 /**
- * The path of the first string (or key) holding U+0000, which no text column can store (PostgreSQL refuses it).
+ * What JSON can carry but the service will not take: U+0000 in a string or key (no text column stores it the same
+ * on both databases), and a `__proto__` key anywhere (an object merge elsewhere would read it as the prototype).
  * Iterative: a deeply nested body must not overflow the stack.
  */
-function findNul(root: unknown): string | undefined {
+function refusedIn(root: unknown): RefusedBody | undefined {
   const pending: Array<[unknown, string]> = [[root, '']];
   for (let next = pending.pop(); next !== undefined; next = pending.pop()) {
     const [value, path] = next;
     if (typeof value === 'string') {
-      if (value.includes('\u0000')) return path || 'body';
+      if (value.includes('\u0000'))
+        return { field: path || 'body', message: `${path || 'body'} contains a NUL character (U+0000).` };
     } else if (typeof value === 'object' && value !== null) {
       for (const [key, inner] of Object.entries(value)) {
         const at = path === '' ? key : `${path}.${key}`;
-        if (key.includes('\u0000')) return at;
+        if (key.includes('\u0000')) return { field: at, message: `${at} contains a NUL character (U+0000).` };
+        if (key === '__proto__') {
+          const inMetadata = path === 'metadata';
+          return {
+            field: inMetadata ? 'metadata' : at,
+            ...(inMetadata ? { key } : {}),
+            message: `The key "__proto__" is not accepted${inMetadata ? ' as a metadata key' : ''}.`,
+          };
+        }
         pending.push([inner, at]);
       }
     }
@@ -132,14 +148,16 @@ function parseJsonBody(body: string): unknown {
   if (body.trim() === '') return undefined;
   let parsed: unknown;
   try {
-    parsed = secureJson.parse(body, undefined, { protoAction: 'error', constructorAction: 'error' });
+    // JSON.parse defines every key as an own property (a `__proto__` key sets no prototype); refusedIn then
+    // refuses such keys before anything merges the body into another object.
+    parsed = JSON.parse(body);
   } catch {
     throw new ApiError('invalid_json', { message: 'The request body is not valid JSON.' });
   }
-  const field = findNul(parsed);
-  if (field !== undefined) {
-    // Browsers replace U+0000 in HTML anyway; refusing it keeps both databases storing exactly what they accept.
-    throw new ApiError('invalid_arg', { message: `${field} contains a NUL character (U+0000).`, details: { field } });
+  const refused = refusedIn(parsed);
+  if (refused !== undefined) {
+    const { message, ...details } = refused;
+    throw new ApiError('invalid_arg', { message, details });
   }
   return parsed;
 }
