@@ -76,6 +76,11 @@ export interface Config {
   readonly capabilityTtlMs: number;
   /** Memory for ready-to-send raw documents (all encodings), in bytes. */
   readonly rawCacheBytes: number;
+  /**
+   * Origins besides the service's own that may frame the viewer `/p/<slug>` (its `frame-ancestors`); `['*']` lets
+   * any site embed it. Empty by default: only the service's own pages frame it.
+   */
+  readonly embedOrigins: readonly string[];
   /** Trust X-Forwarded-For from this many proxy hops / these addresses (Fastify trustProxy); false when unset. */
   readonly trustProxy: boolean | string;
   readonly logLevel: string;
@@ -193,6 +198,30 @@ export function isLoopbackHost(host: string): boolean {
   return host === 'localhost' || host === '::1' || host === '[::1]' || /^127\.\d+\.\d+\.\d+$/.test(host);
 }
 
+/** HTMLDROP_EMBED_ORIGINS: `*`, or origins (`https://wiki.example.com`) separated by commas or spaces. */
+function readEmbedOrigins(env: Env): readonly string[] {
+  const raw = env.HTMLDROP_EMBED_ORIGINS?.trim() ?? '';
+  const items = raw.split(/[\s,]+/).filter((item) => item !== '');
+  if (items.includes('*')) {
+    if (items.length > 1) throw new ConfigError('HTMLDROP_EMBED_ORIGINS is either * or a list of origins, not both');
+    return Object.freeze(['*']);
+  }
+  return Object.freeze(
+    items.map((item) => {
+      let url: URL;
+      try {
+        url = new URL(item);
+      } catch {
+        throw new ConfigError(`HTMLDROP_EMBED_ORIGINS: "${item}" is not an origin such as https://wiki.example.com`);
+      }
+      if ((url.protocol !== 'https:' && url.protocol !== 'http:') || url.origin !== item.replace(/\/$/, '')) {
+        throw new ConfigError(`HTMLDROP_EMBED_ORIGINS: "${item}" is not an origin such as https://wiki.example.com`);
+      }
+      return url.origin;
+    }),
+  );
+}
+
 /** Parses the environment into a frozen Config. Throws ConfigError with a one-line reason. */
 export function loadConfig(env: Env = process.env): Config {
   const port = readInt(env, 'PORT', 8787, 0, 65_535);
@@ -234,6 +263,7 @@ export function loadConfig(env: Env = process.env): Config {
     flushIntervalMs: readInt(env, 'HTMLDROP_FLUSH_INTERVAL_MS', 5_000, 10),
     capabilityTtlMs: readInt(env, 'HTMLDROP_CAPABILITY_TTL_SECONDS', 12 * 3600, 60) * 1000,
     rawCacheBytes: readInt(env, 'HTMLDROP_RAW_CACHE_MB', 256, 1, 65_536) * 1_048_576,
+    embedOrigins: readEmbedOrigins(env),
     trustProxy: readTrustProxy(env),
     logLevel: env.HTMLDROP_LOG_LEVEL?.trim() || 'info',
   });

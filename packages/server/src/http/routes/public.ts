@@ -40,8 +40,11 @@ function requestedVersion(v: unknown): number | undefined | null {
   return n > MAX_VERSION_NUMBER ? null : n;
 }
 
-/** The viewer's own CSP: inline styles, nonce'd scripts, frames only from this origin, no external requests. */
-function viewerCsp(nonce: string): string {
+/**
+ * The viewer's own CSP: inline styles, nonce'd scripts, frames only from this origin, no external requests; and who
+ * may frame the viewer itself (`frameAncestors`: the service, plus the configured embed origins).
+ */
+function viewerCsp(nonce: string, frameAncestors: string): string {
   return [
     "default-src 'none'",
     "style-src 'unsafe-inline'",
@@ -50,7 +53,13 @@ function viewerCsp(nonce: string): string {
     "img-src 'self' data:",
     "form-action 'self'",
     "base-uri 'none'",
+    `frame-ancestors ${frameAncestors}`,
   ].join('; ');
+}
+
+/** The `frame-ancestors` sources for the configured embed origins (docs/api.md 4.6). */
+function frameAncestorsOf(embedOrigins: readonly string[]): string {
+  return embedOrigins.includes('*') ? '*' : ["'self'", ...embedOrigins].join(' ');
 }
 
 interface Params {
@@ -69,6 +78,7 @@ export function registerPublicRoutes(app: TypedApp, ctx: RouteContext): void {
   const { rawCache, store, config, capabilities, views } = ctx;
   const secureCookie = config.baseUrl.startsWith('https:');
   const ownOrigin = new URL(config.baseUrl).origin;
+  const frameAncestors = frameAncestorsOf(config.embedOrigins);
 
   async function loadRaw(slug: string, version: number | undefined): Promise<RawEntry | undefined> {
     const cached = rawCache.get(slug, version);
@@ -155,7 +165,7 @@ export function registerPublicRoutes(app: TypedApp, ctx: RouteContext): void {
       const drop = await store.findDrop(slug);
       if (drop === undefined) return sendPage(reply, 404, NOT_FOUND_PAGE);
       const nonce = randomBytes(16).toString('base64');
-      reply.header('content-security-policy', viewerCsp(nonce));
+      reply.header('content-security-policy', viewerCsp(nonce, frameAncestors));
       const versionQuery = typeof requested === 'number' ? `?v=${requested}` : '';
       if (drop.locked && !hasCapability(request, slug, drop.passcodeGeneration)) {
         // No byte of the drop, not even its title or whether a version exists, before the passcode.
@@ -207,7 +217,7 @@ export function registerPublicRoutes(app: TypedApp, ctx: RouteContext): void {
       const passcode = formField(request.body, 'passcode');
       const versionQuery = requested === undefined ? '' : `?v=${requested}`;
       const nonce = randomBytes(16).toString('base64');
-      reply.header('content-security-policy', viewerCsp(nonce));
+      reply.header('content-security-policy', viewerCsp(nonce, frameAncestors));
       const action = `/p/${slug}/unlock${versionQuery}`;
       // Another site (or a drop, from its opaque origin) must not spend a visitor's attempts or plant a
       // capability: refused before the passcode is looked at, and not counted.
