@@ -1,5 +1,5 @@
 /**
- * The one error type of the service. Spec section 7 codes plus `internal`; statuses as docs/api.md 7 lists them.
+ * The one error type of the service. Spec section 7 codes plus `internal` and the transport's own refusals; statuses as docs/api.md 7 lists them.
  * Routes and domain functions throw ApiError; the HTTP error handler is the only writer of error bodies.
  */
 
@@ -28,6 +28,12 @@ export const ERROR_STATUS = {
   invalid_slug: 400,
   invalid_arg: 400,
   invalid_json: 400,
+  /** The HTTP parser refused the request itself (malformed request line or headers). */
+  bad_request: 400,
+  /** The request's headers are larger than the HTTP parser accepts. */
+  headers_too_large: 431,
+  /** The client did not send its headers or body in time. */
+  request_timeout: 408,
   internal: 500,
 } as const satisfies Record<string, number>;
 
@@ -57,6 +63,9 @@ const DEFAULT_MESSAGES: Record<ErrorCode, string> = {
   invalid_slug: 'The slug is not valid (1 to 64 characters of A-Z, a-z, 0-9, _ and -).',
   invalid_arg: 'An argument is not valid.',
   invalid_json: 'The request body is not a valid JSON object.',
+  bad_request: 'The request is not valid HTTP.',
+  headers_too_large: 'The request headers are too large.',
+  request_timeout: 'The request was not received in time.',
   internal: 'Internal error.',
 };
 

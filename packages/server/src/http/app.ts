@@ -33,6 +33,7 @@ import { createRawFastPath } from '../serve/fast-path.js';
 import { createRawCache, type RawCache } from '../serve/raw-cache.js';
 import type { Store } from '../storage/store.js';
 import { prefersHtml } from './accept.js';
+import { answerClientError, answerFrameworkError } from './framework-errors.js';
 import { escapeHtml, NOT_FOUND_PAGE, PAGE_NOT_FOUND_PAGE, simplePage } from './pages/layout.js';
 import { registerAccountRoutes } from './routes/account.js';
 import { registerAuthRoutes } from './routes/auth.js';
@@ -242,6 +243,9 @@ export async function buildApp(options: AppOptions): Promise<App> {
     genReqId: () => randomBytes(8).toString('hex'),
     trustProxy: config.trustProxy,
     return503OnClosing: true,
+    // Refusals before routing answer in the service's shapes too (http/framework-errors.ts).
+    frameworkErrors: answerFrameworkError,
+    clientErrorHandler: answerClientError,
     forceCloseConnections: 'idle',
     // Cached open raw documents are answered before routing (serve/fast-path.ts); the rest goes to Fastify.
     serverFactory: (handler) =>

@@ -1,0 +1,124 @@
+/**
+ * Refusals below the routes, over a real socket (they happen before `inject` could see them): a URL the router
+ * cannot decode, a parameter over the router's length cap, and requests the HTTP parser refuses. Each answers in
+ * the service's shapes (docs/api.md 7, "Browser paths"): nested JSON under /api/ and for clients, an HTML page for
+ * a browser, the drop 404 page under /p/.
+ */
+import type { AddressInfo } from 'node:net';
+import net from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createHarness, type Harness } from './helpers.js';
+
+let h: Harness;
+let port: number;
+
+beforeAll(async () => {
+  h = await createHarness();
+  await h.app.listen({ port: 0, host: '127.0.0.1' });
+  port = (h.app.server.address() as AddressInfo).port;
+});
+afterAll(() => h.close());
+
+const BROWSER = 'text/html,application/xhtml+xml,*/*;q=0.8';
+
+interface Answer {
+  status: number;
+  head: string;
+  body: string;
+}
+
+/** Sends bytes as they are and reads the answer until the server closes or the answer is complete. */
+function exchange(bytes: string): Promise<Answer> {
+  return new Promise((resolve, reject) => {
+    const socket = net.connect(port, '127.0.0.1');
+    let received = '';
+    const finish = () => {
+      const split = received.indexOf('\r\n\r\n');
+      const head = received.slice(0, split);
+      resolve({ status: Number(/^HTTP\/1\.1 (\d{3})/.exec(head)?.[1] ?? 0), head, body: received.slice(split + 4) });
+    };
+    socket.on('data', (chunk) => {
+      received += chunk.toString('latin1');
+      const split = received.indexOf('\r\n\r\n');
+      const length = Number(/\r\ncontent-length: (\d+)/i.exec(received.slice(0, split))?.[1] ?? -1);
+      if (split >= 0 && length >= 0 && received.length - split - 4 >= length) {
+        socket.destroy();
+        finish();
+      }
+    });
+    socket.on('close', finish);
+    socket.on('error', reject);
+    socket.write(bytes);
+  });
+}
+
+const get = (path: string, accept?: string) =>
+  exchange(`GET ${path} HTTP/1.1\r\nHost: x\r\n${accept === undefined ? '' : `Accept: ${accept}\r\n`}\r\n`);
+
+function expectApiError(answer: Answer, status: number, code: string): void {
+  expect(answer.status, answer.head).toBe(status);
+  expect(answer.head).toMatch(/content-type: application\/json/i);
+  expect(JSON.parse(answer.body)).toEqual({ error: expect.objectContaining({ code, message: expect.any(String) }) });
+}
+
+function expectPage(answer: Answer, status: number, text: string): void {
+  expect(answer.status, answer.head).toBe(status);
+  expect(answer.head).toMatch(/content-type: text\/html/i);
+  expect(answer.body).toContain(text);
+}
+
+const LONG = 'a'.repeat(201);
+
+describe('URLs the router refuses', () => {
+  it('bad percent-encoding in a drop path: 400 invalid_slug', async () => {
+    expectApiError(await get('/api/drops/%zz'), 400, 'invalid_slug');
+    expectApiError(await get('/api/prototypes/%zz'), 400, 'invalid_slug');
+  });
+
+  it('a slug over the length cap: 400 invalid_slug, not 414', async () => {
+    expectApiError(await get(`/api/drops/${LONG}`), 400, 'invalid_slug');
+    expectApiError(await get(`/api/drops/${LONG}/versions`), 400, 'invalid_slug');
+  });
+
+  it('a bad token id: 400 invalid_arg', async () => {
+    expectApiError(await get('/api/tokens/%zz'), 400, 'invalid_arg');
+  });
+
+  it('under /p/: the drop 404 page, for a browser and for curl', async () => {
+    for (const path of ['/p/%zz', '/p/%zz/raw', `/p/${LONG}`, `/p/${LONG}/raw`]) {
+      expectPage(await get(path, BROWSER), 404, 'This drop does not exist');
+      expectPage(await get(path), 404, 'This drop does not exist');
+    }
+  });
+
+  it('elsewhere: the page-not-found page for a browser, JSON not_found for a client', async () => {
+    expectPage(await get('/nope/%zz', BROWSER), 404, 'Page not found');
+    expectApiError(await get('/nope/%zz', '*/*'), 404, 'not_found');
+    expectApiError(await get('/api/%zz'), 404, 'not_found');
+  });
+});
+
+describe('requests the HTTP parser refuses', () => {
+  it('headers over the size limit: 431 headers_too_large', async () => {
+    const big = 'a'.repeat(20_000);
+    expectApiError(
+      await exchange(`GET /api/me HTTP/1.1\r\nHost: x\r\nX-Big: ${big}\r\n\r\n`),
+      431,
+      'headers_too_large',
+    );
+  });
+
+  it('a malformed request: 400 bad_request', async () => {
+    expectApiError(
+      await exchange('GET /api/me HTTP/1.1\r\nHost: x\r\nContent-Length: abc\r\n\r\n'),
+      400,
+      'bad_request',
+    );
+    expectApiError(await exchange('NOT HTTP AT ALL\r\n\r\n'), 400, 'bad_request');
+  });
+
+  it('a browser path refused by the parser gets a page', async () => {
+    const answer = await exchange(`GET /nope HTTP/1.1\r\nHost: x\r\nAccept: ${BROWSER}\r\nContent-Length: abc\r\n\r\n`);
+    expectPage(answer, 400, 'not valid HTTP');
+  });
+});
