@@ -27,8 +27,15 @@ export interface Limits {
   readonly maxMetadataValueChars: number;
   readonly defaultPageSize: number;
   readonly maxPageSize: number;
-  /** Transport cap on a request body: well above maxHtmlBytes after JSON escaping (docs/api.md 7: 413 html_too_large). */
+  /**
+   * Transport cap on the body of a request that carries a document (create, PUT): well above maxHtmlBytes after JSON
+   * escaping (docs/api.md 7: 413 html_too_large). Refused from Content-Length before a byte is read.
+   */
   readonly maxBodyBytes: number;
+  /** Cap on every other request body (PATCH, passcodes, forms, unknown paths): 413 body_too_large. */
+  readonly maxSmallBodyBytes: number;
+  /** Cap on the unauthenticated device-flow start (`{"label": …}`): 413 body_too_large before it is read. */
+  readonly maxAuthStartBodyBytes: number;
   /** Wrong passcodes per drop and client address per window (docs/api.md 4.6: 10 per 15 minutes). */
   readonly maxPasscodeAttempts: number;
   readonly passcodeWindowMs: number;
@@ -102,6 +109,8 @@ export const DEFAULT_LIMITS: Limits = Object.freeze({
   defaultPageSize: 50,
   maxPageSize: 200,
   maxBodyBytes: 16 * 1_048_576,
+  maxSmallBodyBytes: 65_536,
+  maxAuthStartBodyBytes: 1_024,
   maxPasscodeAttempts: 10,
   passcodeWindowMs: 15 * 60_000,
   maxAuthStartsPerMinute: 20,

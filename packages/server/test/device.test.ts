@@ -138,14 +138,15 @@ describe('polling and guessing are bounded', () => {
     }
   });
 
-  it('refuses a deeply nested body with 400, not 500', async () => {
-    const deep = `{"label":${'['.repeat(200_000)}${']'.repeat(200_000)}}`;
-    const reply = await h.call('POST', '/api/auth/start', {
-      rawBody: deep,
-      headers: { 'content-type': 'application/json' },
-    });
-    expect(reply.status).toBe(400);
-    expect(reply.json.error.code).toBe('invalid_arg');
+  it('refuses a deeply nested body, never with a 500: 413 above 1 KiB, 400 within it', async () => {
+    const nested = (depth: number) => `{"label":${'['.repeat(depth)}${']'.repeat(depth)}}`;
+    const headers = { 'content-type': 'application/json' };
+    const huge = await h.call('POST', '/api/auth/start', { rawBody: nested(200_000), headers });
+    expect(huge.status).toBe(413);
+    expect(huge.json.error.code).toBe('body_too_large');
+    const small = await h.call('POST', '/api/auth/start', { rawBody: nested(400), headers });
+    expect(small.status).toBe(400);
+    expect(small.json.error.code).toBe('invalid_arg');
   });
 
   it('counts unknown codes posted to /verify/decide as guesses', async () => {

@@ -122,3 +122,52 @@ describe('requests the HTTP parser refuses', () => {
     expectPage(answer, 400, 'not valid HTTP');
   });
 });
+
+describe('request bodies, refused before they are read', () => {
+  /** Headers announcing `length` bytes, then only the first bytes of the body: an answer proves no wait for the rest. */
+  const partial = (method: string, path: string, length: number, extra = '') =>
+    exchange(
+      `${method} ${path} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${length}\r\n${extra}\r\n` +
+        '{"label":"',
+    );
+
+  it('the unauthenticated device-flow start takes at most 1 KiB: 413 body_too_large', async () => {
+    const answer = await partial('POST', '/api/auth/start', 16 * 1_048_576);
+    expectApiError(answer, 413, 'body_too_large');
+    expect(JSON.parse(answer.body).error.details).toEqual({ max_bytes: 1024 });
+  });
+
+  it('the same, sent chunked without a length: refused once 1 KiB has arrived', async () => {
+    const chunk = 'x'.repeat(2048);
+    const answer = await exchange(
+      'POST /api/auth/start HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n' +
+        `${chunk.length.toString(16)}\r\n${chunk}\r\n`,
+    );
+    expectApiError(answer, 413, 'body_too_large');
+  });
+
+  it('an owner route with a bad or missing token answers 401 before reading a 16 MiB body', async () => {
+    expectApiError(
+      await partial('POST', '/api/drops', 16 * 1_048_576, 'Authorization: Bearer hd_nope\r\n'),
+      401,
+      'invalid_token',
+    );
+    expectApiError(await partial('PUT', '/api/drops/abc', 16 * 1_048_576), 401, 'unauthorized');
+  });
+
+  it('a route without a document takes 64 KiB; the document routes keep the transport cap', async () => {
+    const token = await h.token('bodies');
+    const auth = `Authorization: Bearer ${token}\r\n`;
+    const patch = await partial('PATCH', '/api/drops/abc', 1_048_576, auth);
+    expectApiError(patch, 413, 'body_too_large');
+    expect(JSON.parse(patch.body).error.details).toEqual({ max_bytes: 65_536 });
+    const create = await partial('POST', '/api/drops', 17 * 1_048_576, auth);
+    expectApiError(create, 413, 'html_too_large');
+  });
+
+  it('an unknown path does not read a large body either', async () => {
+    const answer = await partial('POST', '/api/nothing', 16 * 1_048_576);
+    expect([404, 413]).toContain(answer.status);
+    expect(JSON.parse(answer.body).error.code).toMatch(/^(not_found|body_too_large)$/);
+  });
+});

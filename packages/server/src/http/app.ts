@@ -16,7 +16,7 @@ import Fastify, {
   type RawRequestDefaultExpression,
   type RawServerDefault,
 } from 'fastify';
-import type { Config } from '../config.js';
+import type { Config, Limits } from '../config.js';
 import { createLocalBus, type InvalidationBus } from '../coordination/bus.js';
 import { authenticate, type Caller, createTokenUseRecorder, type TokenUseRecorder } from '../domain/accounts.js';
 import { type Capabilities, createCapabilities } from '../domain/capability.js';
@@ -163,19 +163,28 @@ function parseJsonBody(body: string): unknown {
   return parsed;
 }
 
-/** Maps anything thrown during a request to the one ApiError the client sees. */
-function toApiError(error: FastifyError | Error): ApiError {
+/**
+ * Maps anything thrown during a request to the one ApiError the client sees. `bodyLimit` is the route's body cap:
+ * the document routes' cap is the transport cap of docs/api.md 7 (413 html_too_large); any other is body_too_large.
+ */
+function toApiError(error: FastifyError | Error, limits: Limits, bodyLimit: number | undefined): ApiError {
   if (isApiError(error)) return error;
   const fastifyError = error as FastifyError & { validation?: Parameters<typeof validationError>[1] };
   if (fastifyError.validation !== undefined) {
     return validationError(fastifyError.validationContext, fastifyError.validation);
   }
   const status = fastifyError.statusCode ?? 500;
+  if (status === 413 && bodyLimit !== undefined && bodyLimit < limits.maxBodyBytes) {
+    return new ApiError('body_too_large', {
+      message: `The request body is larger than this endpoint accepts (at most ${bodyLimit} bytes).`,
+      details: { max_bytes: bodyLimit },
+    });
+  }
   if (status === 413) {
     return new ApiError('html_too_large', {
       status: 413,
-      message: 'The request body is larger than the service accepts; the HTML may be at most 2097152 bytes.',
-      details: { max_bytes: 2_097_152 },
+      message: `The request body is larger than the service accepts; the HTML may be at most ${limits.maxHtmlBytes} bytes.`,
+      details: { max_bytes: limits.maxHtmlBytes },
     });
   }
   if (status === 404) return new ApiError('not_found');
@@ -234,7 +243,9 @@ export async function buildApp(options: AppOptions): Promise<App> {
 
   const app = Fastify({
     logger: options.logger ?? false,
-    bodyLimit: config.limits.maxBodyBytes,
+    // Small by default; the routes that carry a document raise it (docs/api.md 8). Fastify refuses a body over the
+    // cap from its Content-Length before reading it, and stops reading a chunked one at the cap.
+    bodyLimit: config.limits.maxSmallBodyBytes,
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 200 },
     // Per-request info logs cost throughput on the raw path; errors are logged by the error handler.
     logController: new LogController({ disableRequestLogging: true }),
@@ -304,7 +315,7 @@ export async function buildApp(options: AppOptions): Promise<App> {
   });
 
   app.setErrorHandler(async (error, request, reply) => {
-    const apiError = toApiError(error as Error);
+    const apiError = toApiError(error as Error, config.limits, request.routeOptions.bodyLimit);
     if (apiError.status >= 500) request.log.error({ err: error, reqId: request.id }, 'request failed');
     if (apiError.status === 429 && request.releaseWrite !== null) {
       await request.releaseWrite().catch((e: unknown) => request.log.error({ err: e }, 'write not released'));

@@ -20,6 +20,8 @@ export function registerAuthRoutes(app: TypedApp, ctx: RouteContext): void {
   app.post(
     '/api/auth/start',
     {
+      // Unauthenticated: a body that could not be a label is refused before it is read (docs/api.md 8).
+      bodyLimit: config.limits.maxAuthStartBodyBytes,
       // The body is optional (curl -X POST with nothing): validate an empty object instead.
       preValidation: async (request) => {
         request.body ??= {};

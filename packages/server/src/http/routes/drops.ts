@@ -50,10 +50,13 @@ export function registerDropRoutes(app: TypedApp, ctx: RouteContext): void {
   const dropResponse = (status: number) => ({ [status]: { $ref: 'Drop#' }, ...errors });
   const present = (drop: Parameters<typeof presentDrop>[0]) => presentDrop(drop, config.baseUrl);
 
+  // The routes that carry a document take bodies up to the transport cap; every other body is small (docs/api.md 8).
+  const documentBody = config.limits.maxBodyBytes;
   app.post(
     '/api/drops',
     {
       config: WRITE,
+      bodyLimit: documentBody,
       preValidation: refuseField('password', wrongField('password', 'use passcode')),
       schema: {
         summary: 'Create a drop (version 1)',
@@ -121,6 +124,7 @@ export function registerDropRoutes(app: TypedApp, ctx: RouteContext): void {
     '/api/drops/:slug',
     {
       config: WRITE,
+      bodyLimit: documentBody,
       preValidation: refuseField('passcode', wrongField('passcode', 'set it with POST /api/drops/<slug>/passcode')),
       schema: {
         summary: 'Upload new HTML: always creates a new version',

@@ -45,6 +45,7 @@ export function registerPrototypeRoutes(app: TypedApp, ctx: RouteContext): void 
     '/api/prototypes',
     {
       config: WRITE,
+      bodyLimit: config.limits.maxBodyBytes,
       preValidation: refuseField('passcode', wrongField('passcode', 'the legacy API calls it password')),
       schema: { summary: 'Legacy: create a drop', tags, body: s.LegacyCreateBody, response: dropResponse(201) },
     },
@@ -77,6 +78,7 @@ export function registerPrototypeRoutes(app: TypedApp, ctx: RouteContext): void 
     '/api/prototypes/:slug',
     {
       config: WRITE,
+      bodyLimit: config.limits.maxBodyBytes,
       schema: {
         summary: 'Legacy: update; html (optional) creates a new version',
         tags,
