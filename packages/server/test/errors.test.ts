@@ -554,3 +554,69 @@ describe('transport limits', () => {
     await broken.close();
   });
 });
+
+describe('text that cannot be stored exactly is refused, not altered', () => {
+  const json = (bytes: Buffer | string) => ({
+    method: 'POST' as const,
+    url: '/api/drops',
+    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+    payload: bytes,
+  });
+
+  it('a lone surrogate escape in the HTML: 400 invalid_arg naming the field', async () => {
+    const reply = await h.app.inject(json('{"title":"t","html":"<p>\\ud800</p>"}'));
+    expect(reply.statusCode).toBe(400);
+    expect(reply.json().error).toMatchObject({ code: 'invalid_arg', details: { field: 'html' } });
+    const inTitle = await h.app.inject(json('{"title":"a\\udc00","html":"<p>x</p>"}'));
+    expect(inTitle.json().error).toMatchObject({ code: 'invalid_arg', details: { field: 'title' } });
+    expect(await state()).toEqual(snapshot);
+  });
+
+  it('invalid UTF-8 bytes in a body: 400 invalid_json', async () => {
+    const bytes = Buffer.concat([
+      Buffer.from('{"title":"t","html":"<p>'),
+      Buffer.from([0xff, 0xfe]),
+      Buffer.from('</p>"}'),
+    ]);
+    const reply = await h.app.inject(json(bytes));
+    expect(reply.statusCode).toBe(400);
+    expect(reply.json().error.code).toBe('invalid_json');
+    expect(reply.json().error.message).toContain('UTF-8');
+    expect(await state()).toEqual(snapshot);
+  });
+
+  it('a passcode sent with a raw 0xFF byte is refused, so U+FFFD can never open it', async () => {
+    const bytes = Buffer.concat([Buffer.from('{"passcode":"ab'), Buffer.from([0xff]), Buffer.from('cd"}')]);
+    const reply = await h.app.inject({ ...json(bytes), url: `/api/drops/${slug}/passcode` });
+    expect(reply.statusCode).toBe(400);
+    expect((await h.call('GET', `/api/drops/${slug}`, { token })).json.locked).toBe(false);
+  });
+
+  it('a form with bytes that are not UTF-8 (raw or %FF) is refused', async () => {
+    for (const payload of [
+      Buffer.from([0x70, 0x61, 0x73, 0x73, 0x63, 0x6f, 0x64, 0x65, 0x3d, 0xff]),
+      'passcode=%FF%FE',
+    ]) {
+      const reply = await h.app.inject({
+        method: 'POST',
+        url: `/p/${slug}/unlock`,
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        payload,
+      });
+      expect(reply.statusCode).toBe(400);
+      expect(reply.headers['set-cookie']).toBeUndefined();
+    }
+  });
+
+  it('well-formed text outside the BMP is stored and served byte for byte', async () => {
+    const html = '<!doctype html><title>😀</title><p>𝄞 ünï</p>';
+    const created = await h.app.inject(json(JSON.stringify({ title: '😀', html })));
+    expect(created.statusCode).toBe(201);
+    const drop = created.json();
+    const version = await h.call('GET', `/api/drops/${drop.slug}/versions`, { token });
+    expect(version.json[0].size_bytes).toBe(Buffer.byteLength(html));
+    const raw = await h.app.inject({ method: 'GET', url: `/p/${drop.slug}/raw` });
+    expect(raw.body).toContain('<p>𝄞 ünï</p>');
+    await h.call('DELETE', `/api/drops/${drop.slug}`, { token });
+  });
+});

@@ -2,6 +2,7 @@
  * Builds the Fastify app from its dependencies. No globals: tests build as many apps as they like.
  * Order of a request: onRequest (owner auth, then the write limit) -> body parsing -> schema validation -> handler.
  */
+import { isUtf8 } from 'node:buffer';
 import { randomBytes } from 'node:crypto';
 import http from 'node:http';
 import swagger from '@fastify/swagger';
@@ -107,6 +108,15 @@ export type App = FastifyInstance & {
   };
 };
 
+/** A string no database stores exactly: U+0000, or a lone surrogate. */
+function refusedText(text: string, field: string): RefusedBody | undefined {
+  if (text.includes('\u0000')) return { field, message: `${field} contains a NUL character (U+0000).` };
+  if (!text.isWellFormed()) {
+    return { field, message: `${field} contains a lone surrogate (a \\uD800-\\uDFFF escape without its pair).` };
+  }
+  return undefined;
+}
+
 /** Why a parsed body is refused before validation: the field it names and a message. */
 interface RefusedBody {
   readonly field: string;
@@ -116,20 +126,22 @@ interface RefusedBody {
 
 /**
  * What JSON can carry but the service will not take: U+0000 in a string or key (no text column stores it the same
- * on both databases), and a `__proto__` key anywhere (an object merge elsewhere would read it as the prototype).
- * Iterative: a deeply nested body must not overflow the stack.
+ * on both databases), a lone surrogate (`"\ud800"`: UTF-8 cannot encode it, so the database would store U+FFFD
+ * instead, and what is served would differ from what was acknowledged), and a `__proto__` key anywhere (an object
+ * merge elsewhere would read it as the prototype). Iterative: a deeply nested body must not overflow the stack.
  */
 function refusedIn(root: unknown): RefusedBody | undefined {
   const pending: Array<[unknown, string]> = [[root, '']];
   for (let next = pending.pop(); next !== undefined; next = pending.pop()) {
     const [value, path] = next;
     if (typeof value === 'string') {
-      if (value.includes('\u0000'))
-        return { field: path || 'body', message: `${path || 'body'} contains a NUL character (U+0000).` };
+      const refused = refusedText(value, path || 'body');
+      if (refused !== undefined) return refused;
     } else if (typeof value === 'object' && value !== null) {
       for (const [key, inner] of Object.entries(value)) {
         const at = path === '' ? key : `${path}.${key}`;
-        if (key.includes('\u0000')) return { field: at, message: `${at} contains a NUL character (U+0000).` };
+        const refusedKey = refusedText(key, at);
+        if (refusedKey !== undefined) return refusedKey;
         if (key === '__proto__') {
           const inMetadata = path === 'metadata';
           return {
@@ -145,7 +157,10 @@ function refusedIn(root: unknown): RefusedBody | undefined {
   return undefined;
 }
 
-function parseJsonBody(body: string): unknown {
+function parseJsonBody(bytes: Buffer): unknown {
+  // Invalid UTF-8 would be decoded to U+FFFD: refused instead, so what is stored is exactly what was sent.
+  if (!isUtf8(bytes)) throw new ApiError('invalid_json', { message: 'The request body is not valid UTF-8.' });
+  const body = bytes.toString('utf8');
   if (body.trim() === '') return undefined;
   let parsed: unknown;
   try {
@@ -268,9 +283,9 @@ export async function buildApp(options: AppOptions): Promise<App> {
   app.setValidatorCompiler(createValidatorCompiler());
   app.removeAllContentTypeParsers();
   // JSON whatever the declared type: `curl -d` sends form-urlencoded by default and should still work.
-  app.addContentTypeParser(['application/json', '*'], { parseAs: 'string' }, (_request, body, done) => {
+  app.addContentTypeParser(['application/json', '*'], { parseAs: 'buffer' }, (_request, body, done) => {
     try {
-      done(null, parseJsonBody(body as string));
+      done(null, parseJsonBody(body as Buffer));
     } catch (error) {
       done(error as Error, undefined);
     }

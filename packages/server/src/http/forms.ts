@@ -1,5 +1,31 @@
+import { isUtf8 } from 'node:buffer';
 import type { IncomingHttpHeaders } from 'node:http';
 import type { FastifyInstance } from 'fastify';
+import { ApiError } from '../errors.js';
+
+/**
+ * Decodes an `application/x-www-form-urlencoded` body exactly: invalid UTF-8, raw or percent-encoded (`%FF`), is
+ * refused rather than turned into U+FFFD (which would let a passcode set with one byte be opened by another).
+ */
+export function parseForm(bytes: Buffer): Record<string, string> {
+  const refuse = () =>
+    new ApiError('invalid_arg', { message: 'The form is not valid UTF-8.', details: { field: 'body' } });
+  if (!isUtf8(bytes)) throw refuse();
+  const fields: Record<string, string> = {};
+  for (const pair of bytes.toString('utf8').split('&')) {
+    if (pair === '') continue;
+    const eq = pair.indexOf('=');
+    const [name, value] = eq < 0 ? [pair, ''] : [pair.slice(0, eq), pair.slice(eq + 1)];
+    try {
+      // decodeURIComponent throws on percent-encoded bytes that are not UTF-8, where URLSearchParams substitutes.
+      const key = decodeURIComponent(name.replaceAll('+', ' '));
+      if (key !== '__proto__') fields[key] = decodeURIComponent(value.replaceAll('+', ' '));
+    } catch {
+      throw refuse();
+    }
+  }
+  return fields;
+}
 
 /**
  * Parses HTML form posts (application/x-www-form-urlencoded) in an encapsulated context. The root context parses
@@ -8,8 +34,14 @@ import type { FastifyInstance } from 'fastify';
 export function acceptFormPosts(instance: FastifyInstance): void {
   instance.addContentTypeParser(
     'application/x-www-form-urlencoded',
-    { parseAs: 'string', bodyLimit: 8192 },
-    (_request, body, done) => done(null, Object.fromEntries(new URLSearchParams(body as string))),
+    { parseAs: 'buffer', bodyLimit: 8192 },
+    (_request, body, done) => {
+      try {
+        done(null, parseForm(body as Buffer));
+      } catch (error) {
+        done(error as Error, undefined);
+      }
+    },
   );
 }
 
