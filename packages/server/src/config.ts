@@ -39,6 +39,10 @@ export interface Limits {
   /** Wrong passcodes per drop and client address per window (docs/api.md 4.6: 10 per 15 minutes). */
   readonly maxPasscodeAttempts: number;
   readonly passcodeWindowMs: number;
+  /** Wrong passcodes per drop per window from all addresses together (docs/api.md 4.6). */
+  readonly maxDropPasscodeAttempts: number;
+  /** Wrong passcodes per drop per UTC day from all addresses together. */
+  readonly maxDropPasscodeAttemptsPerDay: number;
   /** Device-flow starts per client address per minute. */
   readonly maxAuthStartsPerMinute: number;
 }
@@ -113,6 +117,8 @@ export const DEFAULT_LIMITS: Limits = Object.freeze({
   maxAuthStartBodyBytes: 1_024,
   maxPasscodeAttempts: 10,
   passcodeWindowMs: 15 * 60_000,
+  maxDropPasscodeAttempts: 30,
+  maxDropPasscodeAttemptsPerDay: 100,
   maxAuthStartsPerMinute: 20,
 });
 
@@ -250,6 +256,12 @@ export function loadConfig(env: Env = process.env): Config {
     maxDropsPerAccount: readInt(env, 'HTMLDROP_MAX_DROPS_PER_ACCOUNT', DEFAULT_LIMITS.maxDropsPerAccount, 1),
     maxVersionsPerDrop: readInt(env, 'HTMLDROP_MAX_VERSIONS_PER_DROP', DEFAULT_LIMITS.maxVersionsPerDrop, 1),
     maxBodyBytes: readInt(env, 'HTMLDROP_MAX_BODY_BYTES', DEFAULT_LIMITS.maxBodyBytes, 4 * 1_048_576),
+    maxDropPasscodeAttemptsPerDay: readInt(
+      env,
+      'HTMLDROP_MAX_PASSCODE_GUESSES_PER_DAY',
+      DEFAULT_LIMITS.maxDropPasscodeAttemptsPerDay,
+      1,
+    ),
     maxAuthStartsPerMinute: readInt(
       env,
       'HTMLDROP_MAX_AUTH_STARTS_PER_MINUTE',

@@ -236,6 +236,60 @@ describe('locked drops', () => {
     expect((await attempt('letmein', '198.51.100.2')).statusCode).toBe(303);
   });
 
+  it('caps wrong passcodes per drop over all addresses: rotating X-Forwarded-For behind a proxy buys nothing', async () => {
+    const proxied = await createHarness({
+      env: { HTMLDROP_TRUST_PROXY: '1' },
+      limits: { maxDropPasscodeAttempts: 30, maxDropPasscodeAttemptsPerDay: 100 },
+    });
+    try {
+      const owner = await proxied.token('proxied-owner');
+      const { slug } = (
+        await proxied.call('POST', '/api/drops', {
+          token: owner,
+          body: { title: 't', html: page(), passcode: 'letmein' },
+        })
+      ).json;
+      const guess = (passcode: string, forwardedFor: string) =>
+        proxied.app.inject({
+          method: 'POST',
+          url: `/p/${slug}/unlock`,
+          remoteAddress: '10.0.0.2',
+          payload: `passcode=${passcode}`,
+          headers: { 'content-type': 'application/x-www-form-urlencoded', 'x-forwarded-for': forwardedFor },
+        });
+      // 30 wrong guesses, each from a new address: all counted against the drop.
+      const wrong = await Promise.all(Array.from({ length: 30 }, (_, i) => guess(`wrong${i}`, `198.51.100.${i + 1}`)));
+      expect(wrong.map((r) => r.statusCode)).toEqual(Array(30).fill(401));
+      // The 31st, from yet another address, is refused before the passcode is checked: the right one too.
+      const refused = await guess('letmein', '192.0.2.200');
+      expect(refused.statusCode).toBe(429);
+      expect(Number(refused.headers['retry-after'])).toBeGreaterThan(0);
+      // The owner's token still opens the document.
+      expect((await proxied.call('GET', `/p/${slug}/raw`, { token: owner })).status).toBe(200);
+      // Setting a new passcode reopens the gate for visitors (the ceiling belongs to the passcode's generation).
+      await proxied.call('POST', `/api/drops/${slug}/passcode`, { token: owner, body: { passcode: 'fresh-code' } });
+      expect((await guess('fresh-code', '192.0.2.201')).statusCode).toBe(303);
+    } finally {
+      await proxied.close();
+    }
+  });
+
+  it('counts every IPv6 address of one /64 as one client', async () => {
+    const { slug } = await publish({ passcode: 'letmein' });
+    const attempt = (passcode: string, ip: string) =>
+      h.app.inject({
+        method: 'POST',
+        url: `/p/${slug}/unlock`,
+        remoteAddress: ip,
+        payload: `passcode=${passcode}`,
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      });
+    const wrong = await Promise.all(Array.from({ length: 10 }, (_, i) => attempt('wrong', `2001:db8:5:6::${i + 1}`)));
+    expect(wrong.map((r) => r.statusCode)).toEqual(Array(10).fill(401));
+    expect((await attempt('letmein', '2001:db8:5:6:ffff::99')).statusCode).toBe(429);
+    expect((await attempt('letmein', '2001:db8:5:7::1')).statusCode).toBe(303);
+  });
+
   it('refuses passcode posts from other sites and from drops, before checking and without counting them', async () => {
     const { slug } = await publish({ passcode: 'letmein' });
     const ownOrigin = new URL(h.config.baseUrl).origin;

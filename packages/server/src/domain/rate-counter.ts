@@ -20,6 +20,35 @@ export function secondsUntil(end: number, now: number): number {
   return Math.max(1, Math.ceil((end - now) / 1000));
 }
 
+/** A fixed window to count a hit in: its name, its capacity and its length. */
+export interface WindowSpec {
+  readonly name: string;
+  readonly limit: number;
+  readonly windowMs: number;
+}
+
+/**
+ * Counts one hit in every window of `specs` at once, or in none of them (all-or-nothing, as
+ * RateCounter.hitRateWindows). Returns the keys that release the hit, and, when a window is full, the seconds until
+ * it ends.
+ */
+export async function hitWindows(
+  counter: RateCounter,
+  specs: readonly WindowSpec[],
+  now: number,
+): Promise<{ keys: string[]; retryAfterSeconds: number | undefined }> {
+  const windows = specs.map((spec) => {
+    const window = windowOf(now, spec.windowMs);
+    return { key: `${spec.name}:${window.start}`, limit: spec.limit, endsAt: window.end };
+  });
+  const { exceeded } = await counter.hitRateWindows(windows);
+  const full = exceeded === undefined ? undefined : windows[exceeded];
+  return {
+    keys: windows.map((w) => w.key),
+    retryAfterSeconds: full === undefined ? undefined : secondsUntil(full.endsAt, now),
+  };
+}
+
 /**
  * Counts one hit against a single fixed window named `name`. Returns undefined when allowed, or the seconds until
  * the window ends when it is full. The returned key releases the hit (see RateCounter.releaseRateWindow).
@@ -31,8 +60,6 @@ export async function hitWindow(
   windowMs: number,
   now: number,
 ): Promise<{ key: string; retryAfterSeconds: number | undefined }> {
-  const window = windowOf(now, windowMs);
-  const key = `${name}:${window.start}`;
-  const { exceeded } = await counter.hitRateWindows([{ key, limit, endsAt: window.end }]);
-  return { key, retryAfterSeconds: exceeded === undefined ? undefined : secondsUntil(window.end, now) };
+  const { keys, retryAfterSeconds } = await hitWindows(counter, [{ name, limit, windowMs }], now);
+  return { key: keys[0] ?? '', retryAfterSeconds };
 }

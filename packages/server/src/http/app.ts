@@ -234,7 +234,12 @@ export async function buildApp(options: AppOptions): Promise<App> {
     counter,
     clock,
     capabilities,
-    policy: { maxAttempts: config.limits.maxPasscodeAttempts, windowMs: config.limits.passcodeWindowMs },
+    policy: {
+      maxAttempts: config.limits.maxPasscodeAttempts,
+      windowMs: config.limits.passcodeWindowMs,
+      maxDropAttempts: Math.min(config.limits.maxDropPasscodeAttempts, config.limits.maxDropPasscodeAttemptsPerDay),
+      maxDropAttemptsPerDay: config.limits.maxDropPasscodeAttemptsPerDay,
+    },
   };
   // Invalidate here at once, and tell the other instances (their raw caches must not serve the old document).
   const listener: DropChangeListener = {

@@ -1,5 +1,6 @@
 /** The device-code endpoints an agent calls (spec 4.2; docs/api.md 4.2). */
 import { Type } from '@sinclair/typebox';
+import { clientGroup } from '../../domain/client-address.js';
 import { pollDeviceFlow, startDeviceFlow } from '../../domain/device-flow.js';
 import { sha256Hex } from '../../domain/ids.js';
 import { hitWindow } from '../../domain/rate-counter.js';
@@ -45,7 +46,7 @@ export function registerAuthRoutes(app: TypedApp, ctx: RouteContext): void {
     async (request) => {
       const { retryAfterSeconds } = await hitWindow(
         ctx.counter,
-        `start:${request.ip}`,
+        `start:${clientGroup(request.ip)}`,
         config.limits.maxAuthStartsPerMinute,
         60_000,
         clock.now(),

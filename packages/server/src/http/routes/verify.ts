@@ -3,9 +3,11 @@
  * Approval only by POST, with a CSRF token bound to the session and an exact Origin check; a GET never approves.
  * Sessions are signed cookies (HttpOnly, SameSite=Strict, Secure on https); the pages cannot be framed.
  */
+
 import { randomBytes, timingSafeEqual } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { ensureAccount } from '../../domain/accounts.js';
+import { clientGroup } from '../../domain/client-address.js';
 import { decideDeviceFlow, formatUserCode, lookupUserCode, normalizeUserCode } from '../../domain/device-flow.js';
 import { hitWindow } from '../../domain/rate-counter.js';
 import type { Account, DeviceRequest } from '../../domain/types.js';
@@ -88,7 +90,7 @@ export function registerVerifyRoutes(app: TypedApp, ctx: RouteContext): void {
   async function find(request: FastifyRequest, input: string) {
     const { key, retryAfterSeconds } = await hitWindow(
       ctx.counter,
-      `guess:${request.ip}`,
+      `guess:${clientGroup(request.ip)}`,
       GUESSES.limit,
       GUESSES.windowMs,
       clock.now(),
