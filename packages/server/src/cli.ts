@@ -8,6 +8,7 @@
  *   htmldrop-server user list
  *   htmldrop-server migrate
  *   htmldrop-server migrate-data --from <sqlite file> --to postgres://...
+ *   htmldrop-server secret rotate
  */
 import { parseArgs } from 'node:util';
 import { ConfigError, loadConfig } from './config.js';
@@ -15,6 +16,7 @@ import { ensureAccount, issueToken } from './domain/accounts.js';
 import { systemClock } from './domain/clock.js';
 import { TOKEN_ID_PATTERN } from './domain/ids.js';
 import type { Account } from './domain/types.js';
+import { rotateSecretFile } from './secrets.js';
 import { serve } from './server.js';
 import { openStore } from './storage/index.js';
 import { migrateData } from './storage/migrate-data.js';
@@ -28,6 +30,8 @@ const USAGE = `Usage:
   htmldrop-server migrate                                   apply database migrations and exit
   htmldrop-server migrate-data --from <sqlite file> --to <postgres url>
                                                             copy a SQLite deployment into an empty PostgreSQL
+  htmldrop-server secret rotate                             new signing secret in <data dir>/secret.key; the old one
+                                                            keeps verifying until the next rotation
 Environment: see README (PORT, HOST, HTMLDROP_DATA_DIR, HTMLDROP_DATABASE_URL, ...).`;
 
 class UsageError extends Error {}
@@ -105,6 +109,17 @@ async function run(argv: string[]): Promise<void> {
     const revoked = await withStore((store) => store.revokeToken(id, undefined, Date.now()));
     if (!revoked) throw new UsageError(`no active token with id ${id}`);
     console.error(`revoked ${id}`);
+    return;
+  }
+  if (command === 'secret' && sub === 'rotate') {
+    const config = loadConfig();
+    if (config.secret !== undefined) {
+      throw new UsageError(
+        'HTMLDROP_SECRET is set, so the key file is not used: rotate by moving its value to HTMLDROP_SECRET_PREVIOUS and setting a new HTMLDROP_SECRET on every instance',
+      );
+    }
+    const file = rotateSecretFile(config.dataDir);
+    console.error(`rotated ${file}: restart the service to sign with the new secret (the old one keeps verifying)`);
     return;
   }
   if (command === 'user' && sub === 'list') {

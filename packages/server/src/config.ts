@@ -95,6 +95,10 @@ export interface Config {
   /** Trust X-Forwarded-For from this many proxy hops / these addresses (Fastify trustProxy); false when unset. */
   readonly trustProxy: boolean | string;
   readonly logLevel: string;
+  /** HTMLDROP_SECRET: the signing secret shared by every instance; unset: the data directory's key file (secrets.ts). */
+  readonly secret: string | undefined;
+  /** HTMLDROP_SECRET_PREVIOUS: the secret before a rotation, accepted for verification only. */
+  readonly previousSecret: string | undefined;
 }
 
 export const DEFAULT_LIMITS: Limits = Object.freeze({
@@ -237,6 +241,15 @@ function readEmbedOrigins(env: Env): readonly string[] {
   );
 }
 
+/** A signing secret from the environment: at least 32 characters (generate one with `openssl rand -base64 32`). */
+function readSecret(env: Env, name: string): string | undefined {
+  const value = env[name]?.trim() || undefined;
+  if (value !== undefined && value.length < 32) {
+    throw new ConfigError(`${name} must be at least 32 characters (openssl rand -base64 32 makes one)`);
+  }
+  return value;
+}
+
 /** Parses the environment into a frozen Config. Throws ConfigError with a one-line reason. */
 export function loadConfig(env: Env = process.env): Config {
   const port = readInt(env, 'PORT', 8787, 0, 65_535);
@@ -287,5 +300,7 @@ export function loadConfig(env: Env = process.env): Config {
     embedOrigins: readEmbedOrigins(env),
     trustProxy: readTrustProxy(env),
     logLevel: env.HTMLDROP_LOG_LEVEL?.trim() || 'info',
+    secret: readSecret(env, 'HTMLDROP_SECRET'),
+    previousSecret: readSecret(env, 'HTMLDROP_SECRET_PREVIOUS'),
   });
 }

@@ -45,6 +45,12 @@ export async function startServer(config: Config): Promise<{ app: App; store: St
   });
   if (!tickShapeKept)
     app.log.warn('could not hold a nextTick entry: the raw path may run slower (serve/tick-shape.ts)');
+  if (config.databaseUrl !== undefined && config.secret === undefined) {
+    app.log.warn(
+      `signing keys come from ${config.dataDir}/secret.key: instances that do not share that file do not accept each ` +
+        "other's passcode capabilities and sign-in sessions; set HTMLDROP_SECRET to the same value on every instance",
+    );
+  }
   const purge = setInterval(() => {
     store
       .purgeExpired(Date.now(), DEVICE_RETENTION_MS)

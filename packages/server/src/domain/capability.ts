@@ -12,15 +12,20 @@ export interface Capabilities {
   readonly ttlMs: number;
 }
 
-export function createCapabilities(key: Buffer, clock: Clock, ttlMs: number): Capabilities {
-  const sign = (slug: string, generation: number, expiry: string) =>
+/**
+ * `keys[0]` signs; every key verifies (the others are previous keys kept through a rotation's grace period).
+ */
+export function createCapabilities(keys: readonly Buffer[], clock: Clock, ttlMs: number): Capabilities {
+  const sign = (key: Buffer, slug: string, generation: number, expiry: string) =>
     createHmac('sha256', key).update(`cap1\n${slug}\n${generation}\n${expiry}`).digest();
+  const [signingKey] = keys;
+  if (signingKey === undefined) throw new Error('createCapabilities needs at least one key');
   return {
     ttlMs,
     issue(slug, generation) {
       const expiresAt = clock.now() + ttlMs;
       const expiry = expiresAt.toString(36);
-      return { token: `${expiry}.${sign(slug, generation, expiry).toString('base64url')}`, expiresAt };
+      return { token: `${expiry}.${sign(signingKey, slug, generation, expiry).toString('base64url')}`, expiresAt };
     },
     verify(token, slug, generation) {
       if (token === undefined || token.length > 100) return false;
@@ -30,8 +35,10 @@ export function createCapabilities(key: Buffer, clock: Clock, ttlMs: number): Ca
       const expiresAt = Number.parseInt(expiry, 36);
       if (!Number.isSafeInteger(expiresAt) || expiresAt <= clock.now()) return false;
       const given = Buffer.from(token.slice(dot + 1), 'base64url');
-      const expected = sign(slug, generation, expiry);
-      return given.length === expected.length && timingSafeEqual(given, expected);
+      return keys.some((key) => {
+        const expected = sign(key, slug, generation, expiry);
+        return given.length === expected.length && timingSafeEqual(given, expected);
+      });
     },
   };
 }

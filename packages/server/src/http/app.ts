@@ -30,6 +30,7 @@ import { createViewCounter, type UnlockDeps, type ViewCounter } from '../domain/
 import { createWriteLimiter, type WriteLimiter } from '../domain/write-limit.js';
 import { ApiError, isApiError } from '../errors.js';
 import { createIdentityProvider, type IdentityProvider } from '../identity/index.js';
+import { loadSigningKeys, type SigningKeys } from '../secrets.js';
 import { createRawFastPath } from '../serve/fast-path.js';
 import { createRawCache, type RawCache } from '../serve/raw-cache.js';
 import type { Store } from '../storage/store.js';
@@ -73,6 +74,8 @@ export interface AppOptions {
   readonly counter?: RateCounter;
   /** Cross-instance invalidation; in-process by default. */
   readonly bus?: InvalidationBus;
+  /** Signing keys; loaded from the configuration (environment or key file) by default. */
+  readonly signingKeys?: SigningKeys;
 }
 
 /** Everything a route module needs. */
@@ -222,11 +225,10 @@ export async function buildApp(options: AppOptions): Promise<App> {
   const rawCache = createRawCache({ maxBytes: config.rawCacheBytes });
   const fastPath = createRawFastPath(rawCache);
   const views = createViewCounter(store);
-  // One signing key for every instance sharing the database: the first instance to start stores it.
-  const capabilityKey = await store.ensureSetting('capability_key', randomBytes(32).toString('base64url'));
-  const capabilities = createCapabilities(Buffer.from(capabilityKey, 'base64url'), clock, config.capabilityTtlMs);
-  const sessionKey = await store.ensureSetting('session_key', randomBytes(32).toString('base64url'));
-  const signer = createSigner(Buffer.from(sessionKey, 'base64url'), clock);
+  // Signing keys come from the environment or the data directory's key file, never the database (secrets.ts).
+  const keys = options.signingKeys ?? loadSigningKeys(config);
+  const capabilities = createCapabilities(keys.capability, clock, config.capabilityTtlMs);
+  const signer = createSigner(keys.session, clock);
   const identity = options.identity ?? createIdentityProvider(config.identity);
   const device: DeviceFlowDeps = { store, clock, ...(options.random === undefined ? {} : { random: options.random }) };
   const unlock: UnlockDeps = {

@@ -3,15 +3,25 @@ import fs from 'node:fs';
 import path from 'node:path';
 import SqliteDatabase from 'better-sqlite3';
 import { Kysely, SqliteDialect, sql } from 'kysely';
+import { ensurePrivateDir } from '../private-dir.js';
 import type { Dialect } from './dialect.js';
 import type { Database } from './schema.js';
 
 export const SQLITE_FILE_NAME = 'htmldrop.sqlite';
 
-/** Opens (creating when needed) `<dataDir>/htmldrop.sqlite` in WAL mode. */
+/**
+ * Opens (creating when needed) `<dataDir>/htmldrop.sqlite` in WAL mode. The directory is made 0700 and the database
+ * file 0600 before SQLite opens it; SQLite gives its -wal and -shm files the database file's mode.
+ */
 export function openSqlite(dataDir: string): Dialect {
-  fs.mkdirSync(dataDir, { recursive: true });
-  return openSqliteFile(path.join(dataDir, SQLITE_FILE_NAME));
+  ensurePrivateDir(dataDir);
+  const file = path.join(dataDir, SQLITE_FILE_NAME);
+  fs.closeSync(fs.openSync(file, 'a', 0o600));
+  fs.chmodSync(file, 0o600);
+  for (const suffix of ['-wal', '-shm']) {
+    if (fs.existsSync(file + suffix)) fs.chmodSync(file + suffix, 0o600);
+  }
+  return openSqliteFile(file);
 }
 
 export function openSqliteFile(file: string): Dialect {

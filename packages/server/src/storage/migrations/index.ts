@@ -2,12 +2,14 @@ import type { Migration, MigrationProvider } from 'kysely';
 import { initial } from './0001-initial.js';
 import { settings } from './0002-settings.js';
 import { deviceRequests } from './0003-device-requests.js';
+import { signingKeysOut } from './0004-signing-keys-out.js';
 
 /** Ordered migrations. Names sort in application order; never rename or edit a released one. */
 const MIGRATIONS: Record<string, Migration> = {
   '0001-initial': initial,
   '0002-settings': settings,
   '0003-device-requests': deviceRequests,
+  '0004-signing-keys-out': signingKeysOut,
 };
 
 export const migrationProvider: MigrationProvider = {
