@@ -95,6 +95,12 @@ export interface Config {
   /** Trust X-Forwarded-For from this many proxy hops / these addresses (Fastify trustProxy); false when unset. */
   readonly trustProxy: boolean | string;
   readonly logLevel: string;
+  /** Time a client has to send its request headers, in milliseconds. */
+  readonly headersTimeoutMs: number;
+  /** Time a client has to send its whole request (headers and body), in milliseconds. */
+  readonly requestTimeoutMs: number;
+  /** Open connections per client address (IPv6: per /64); 0 turns the cap off. */
+  readonly maxConnectionsPerAddress: number;
   /** HTMLDROP_SECRET: the signing secret shared by every instance; unset: the data directory's key file (secrets.ts). */
   readonly secret: string | undefined;
   /** HTMLDROP_SECRET_PREVIOUS: the secret before a rotation, accepted for verification only. */
@@ -300,6 +306,15 @@ export function loadConfig(env: Env = process.env): Config {
     embedOrigins: readEmbedOrigins(env),
     trustProxy: readTrustProxy(env),
     logLevel: env.HTMLDROP_LOG_LEVEL?.trim() || 'info',
+    headersTimeoutMs: readInt(env, 'HTMLDROP_HEADERS_TIMEOUT_SECONDS', 20, 1, 600) * 1000,
+    requestTimeoutMs: readInt(env, 'HTMLDROP_REQUEST_TIMEOUT_SECONDS', 120, 1, 3600) * 1000,
+    // Behind a trusted proxy every connection comes from the proxy: no cap unless one is set.
+    maxConnectionsPerAddress: readInt(
+      env,
+      'HTMLDROP_MAX_CONNECTIONS_PER_ADDRESS',
+      env.HTMLDROP_TRUST_PROXY?.trim() ? 0 : 64,
+      0,
+    ),
     secret: readSecret(env, 'HTMLDROP_SECRET'),
     previousSecret: readSecret(env, 'HTMLDROP_SECRET_PREVIOUS'),
   });

@@ -171,3 +171,90 @@ describe('request bodies, refused before they are read', () => {
     expect(JSON.parse(answer.body).error.code).toMatch(/^(not_found|body_too_large)$/);
   });
 });
+
+describe('slow and greedy clients', () => {
+  let slow: Harness;
+  let slowPort: number;
+
+  beforeAll(async () => {
+    slow = await createHarness({
+      env: {
+        HTMLDROP_HEADERS_TIMEOUT_SECONDS: '1',
+        HTMLDROP_REQUEST_TIMEOUT_SECONDS: '2',
+        HTMLDROP_MAX_CONNECTIONS_PER_ADDRESS: '3',
+      },
+    });
+    await slow.app.listen({ port: 0, host: '127.0.0.1' });
+    slowPort = (slow.app.server.address() as AddressInfo).port;
+  });
+  afterAll(() => slow.close());
+
+  /** Like `exchange`, against the slow-client service; resolves with the answer and how long it took. */
+  function timed(bytes: string): Promise<Answer & { ms: number }> {
+    const started = Date.now();
+    return new Promise((resolve, reject) => {
+      const socket = net.connect(slowPort, '127.0.0.1');
+      let received = '';
+      socket.on('data', (chunk) => {
+        received += chunk.toString('latin1');
+      });
+      socket.on('close', () => {
+        const split = received.indexOf('\r\n\r\n');
+        const head = received.slice(0, split);
+        resolve({
+          status: Number(/^HTTP\/1\.1 (\d{3})/.exec(head)?.[1] ?? 0),
+          head,
+          body: received.slice(split + 4),
+          ms: Date.now() - started,
+        });
+      });
+      socket.on('error', reject);
+      socket.write(bytes);
+    });
+  }
+
+  it('headers that do not arrive in time: 408 request_timeout, and the connection is closed', async () => {
+    const answer = await timed('GET /api/me HTTP/1.1\r\nHost: x\r\n');
+    expectApiError(answer, 408, 'request_timeout');
+    expect(answer.ms).toBeLessThan(4000);
+  });
+
+  it('a body that does not arrive in time: 408 request_timeout', async () => {
+    const answer = await timed(
+      'POST /api/auth/start HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 500\r\n\r\n{"lab',
+    );
+    expectApiError(answer, 408, 'request_timeout');
+    expect(answer.ms).toBeLessThan(5000);
+  });
+
+  it('a client holding the maximum of open connections gets 429 on one more; closing one frees a slot', async () => {
+    const idle = await Promise.all(
+      Array.from(
+        { length: 3 },
+        () =>
+          new Promise<net.Socket>((resolve) => {
+            const socket = net.connect(slowPort, '127.0.0.1', () => resolve(socket));
+          }),
+      ),
+    );
+    // Let the server see all three before the fourth.
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    const refused = await timed('GET /llms.txt HTTP/1.1\r\nHost: x\r\n\r\n');
+    expectApiError(refused, 429, 'rate_limited');
+    expect(refused.head).toMatch(/retry-after: 1/i);
+    idle[0]?.destroy();
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    const served = await timed('GET /llms.txt HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n');
+    expect(served.status).toBe(200);
+    for (const socket of idle) socket.destroy();
+  });
+
+  it('the cap is off behind a trusted proxy unless set, and on by default otherwise', async () => {
+    const { loadConfig } = await import('../src/config.js');
+    expect(loadConfig({}).maxConnectionsPerAddress).toBe(64);
+    expect(loadConfig({ HTMLDROP_TRUST_PROXY: '1' }).maxConnectionsPerAddress).toBe(0);
+    expect(
+      loadConfig({ HTMLDROP_TRUST_PROXY: '1', HTMLDROP_MAX_CONNECTIONS_PER_ADDRESS: '500' }).maxConnectionsPerAddress,
+    ).toBe(500);
+  });
+});

@@ -35,6 +35,7 @@ import { createRawFastPath } from '../serve/fast-path.js';
 import { createRawCache, type RawCache } from '../serve/raw-cache.js';
 import type { Store } from '../storage/store.js';
 import { prefersHtml } from './accept.js';
+import { limitConnectionsPerClient } from './connection-limit.js';
 import { answerClientError, answerFrameworkError } from './framework-errors.js';
 import { escapeHtml, NOT_FOUND_PAGE, PAGE_NOT_FOUND_PAGE, simplePage } from './pages/layout.js';
 import { registerAccountRoutes } from './routes/account.js';
@@ -281,10 +282,22 @@ export async function buildApp(options: AppOptions): Promise<App> {
     clientErrorHandler: answerClientError,
     forceCloseConnections: 'idle',
     // Cached open raw documents are answered before routing (serve/fast-path.ts); the rest goes to Fastify.
-    serverFactory: (handler) =>
-      http.createServer((request, response) => {
-        if (!fastPath(request, response)) handler(request, response);
-      }),
+    serverFactory: (handler) => {
+      const server = http.createServer(
+        {
+          // A slow client gets its headers in within headersTimeout and its whole request (a 2 MiB document on a
+          // slow link) within requestTimeout, then 408 request_timeout; checked every second.
+          headersTimeout: config.headersTimeoutMs,
+          requestTimeout: Math.max(config.requestTimeoutMs, config.headersTimeoutMs),
+          connectionsCheckingInterval: Math.min(1000, config.headersTimeoutMs),
+        },
+        (request, response) => {
+          if (!fastPath(request, response)) handler(request, response);
+        },
+      );
+      if (config.maxConnectionsPerAddress > 0) limitConnectionsPerClient(server, config.maxConnectionsPerAddress);
+      return server;
+    },
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   app.setValidatorCompiler(createValidatorCompiler());
