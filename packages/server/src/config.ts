@@ -312,7 +312,7 @@ export function loadConfig(env: Env = process.env): Config {
     maxConnectionsPerAddress: readInt(
       env,
       'HTMLDROP_MAX_CONNECTIONS_PER_ADDRESS',
-      env.HTMLDROP_TRUST_PROXY?.trim() ? 0 : 64,
+      env.HTMLDROP_TRUST_PROXY?.trim() ? 0 : 256,
       0,
     ),
     secret: readSecret(env, 'HTMLDROP_SECRET'),

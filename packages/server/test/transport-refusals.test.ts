@@ -251,7 +251,7 @@ describe('slow and greedy clients', () => {
 
   it('the cap is off behind a trusted proxy unless set, and on by default otherwise', async () => {
     const { loadConfig } = await import('../src/config.js');
-    expect(loadConfig({}).maxConnectionsPerAddress).toBe(64);
+    expect(loadConfig({}).maxConnectionsPerAddress).toBe(256);
     expect(loadConfig({ HTMLDROP_TRUST_PROXY: '1' }).maxConnectionsPerAddress).toBe(0);
     expect(
       loadConfig({ HTMLDROP_TRUST_PROXY: '1', HTMLDROP_MAX_CONNECTIONS_PER_ADDRESS: '500' }).maxConnectionsPerAddress,
