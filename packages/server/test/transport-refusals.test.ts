@@ -258,3 +258,35 @@ describe('slow and greedy clients', () => {
     ).toBe(500);
   });
 });
+
+describe('shutting down', () => {
+  it('a request on a kept-alive connection while the instance closes: 503 shutting_down in the nested shape', async () => {
+    const closing = await createHarness();
+    await closing.app.listen({ port: 0, host: '127.0.0.1' });
+    const closingPort = (closing.app.server.address() as AddressInfo).port;
+    const socket = net.connect(closingPort, '127.0.0.1');
+    let received = '';
+    socket.on('data', (chunk) => {
+      received += chunk.toString('latin1');
+    });
+    await new Promise((resolve) => socket.once('connect', resolve));
+    // A request in flight (its body not complete) keeps the connection busy, so closing waits for it.
+    socket.write(
+      'POST /api/auth/start HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{',
+    );
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    const closed = closing.close();
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    // The rest of the first request, and a second one pipelined behind it.
+    socket.write('}GET /llms.txt HTTP/1.1\r\nHost: x\r\n\r\n');
+    await new Promise((resolve) => socket.once('close', resolve));
+    await closed;
+    const answers = received.split(/(?=HTTP\/1\.1 )/);
+    expect(answers[0]).toMatch(/^HTTP\/1\.1 200/);
+    expect(answers[1]).toMatch(/^HTTP\/1\.1 503/);
+    expect(answers[1]).toMatch(/retry-after: 1/i);
+    expect(JSON.parse(answers[1]?.split('\r\n\r\n')[1] ?? '{}')).toEqual({
+      error: expect.objectContaining({ code: 'shutting_down' }),
+    });
+  });
+});

@@ -36,7 +36,7 @@ import { createRawCache, type RawCache } from '../serve/raw-cache.js';
 import type { Store } from '../storage/store.js';
 import { prefersHtml } from './accept.js';
 import { limitConnectionsPerClient } from './connection-limit.js';
-import { answerClientError, answerFrameworkError } from './framework-errors.js';
+import { answerClientError, answerFrameworkError, answerShuttingDown } from './framework-errors.js';
 import { escapeHtml, NOT_FOUND_PAGE, PAGE_NOT_FOUND_PAGE, simplePage } from './pages/layout.js';
 import { registerAccountRoutes } from './routes/account.js';
 import { registerAuthRoutes } from './routes/auth.js';
@@ -264,6 +264,8 @@ export async function buildApp(options: AppOptions): Promise<App> {
     ...(options.random === undefined ? {} : { random: options.random }),
   };
 
+  /** Set when the app starts closing: new requests on kept-alive connections get 503 shutting_down. */
+  let closing = false;
   const app = Fastify({
     logger: options.logger ?? false,
     // Small by default; the routes that carry a document raise it (docs/api.md 8). Fastify refuses a body over the
@@ -276,7 +278,8 @@ export async function buildApp(options: AppOptions): Promise<App> {
     // Unique across restarts and instances, so a request id in a report finds its log line.
     genReqId: () => randomBytes(8).toString('hex'),
     trustProxy: config.trustProxy,
-    return503OnClosing: true,
+    // Requests arriving while the app closes are answered by the server factory below, in the service's shape.
+    return503OnClosing: false,
     // Refusals before routing answer in the service's shapes too (http/framework-errors.ts).
     frameworkErrors: answerFrameworkError,
     clientErrorHandler: answerClientError,
@@ -292,7 +295,8 @@ export async function buildApp(options: AppOptions): Promise<App> {
           connectionsCheckingInterval: Math.min(1000, config.headersTimeoutMs),
         },
         (request, response) => {
-          if (!fastPath(request, response)) handler(request, response);
+          if (closing) answerShuttingDown(response);
+          else if (!fastPath(request, response)) handler(request, response);
         },
       );
       if (config.maxConnectionsPerAddress > 0) limitConnectionsPerClient(server, config.maxConnectionsPerAddress);
@@ -418,6 +422,9 @@ export async function buildApp(options: AppOptions): Promise<App> {
   app.addHook('onReady', async () => {
     flushTimer = setInterval(flush, config.flushIntervalMs);
     flushTimer.unref();
+  });
+  app.addHook('preClose', async () => {
+    closing = true;
   });
   app.addHook('onClose', async () => {
     clearInterval(flushTimer);

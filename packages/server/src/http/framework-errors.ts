@@ -41,6 +41,26 @@ export function answerFrameworkError(_error: FastifyError, request: FastifyReque
   reply.header('cache-control', 'no-store').type('application/json; charset=utf-8').send(answer.error?.toBody());
 }
 
+/** The answer to a request that arrives on a kept-alive connection while the instance shuts down. */
+const SHUTTING_DOWN = (() => {
+  const body = JSON.stringify(new ApiError('shutting_down', { retryAfterSeconds: 1 }).toBody());
+  return {
+    body,
+    headers: {
+      'content-type': 'application/json; charset=utf-8',
+      'content-length': String(Buffer.byteLength(body)),
+      'cache-control': 'no-store',
+      'retry-after': '1',
+      connection: 'close',
+    },
+  };
+})();
+
+/** Answers 503 shutting_down (instead of the framework's own 503 body) and closes the connection. */
+export function answerShuttingDown(response: http.ServerResponse): void {
+  response.writeHead(503, SHUTTING_DOWN.headers).end(SHUTTING_DOWN.body);
+}
+
 /** Path and Accept header of the request a parser error came with, as far as its bytes were received. */
 function requestLineOf(rawPacket: Buffer | undefined): { path: string; accept: string | undefined } {
   const text = rawPacket?.toString('latin1') ?? '';
