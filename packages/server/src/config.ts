@@ -95,6 +95,8 @@ export interface Config {
   /** Trust X-Forwarded-For from this many proxy hops / these addresses (Fastify trustProxy); false when unset. */
   readonly trustProxy: boolean | string;
   readonly logLevel: string;
+  /** While the invalidation bus is down, how long a cached raw document may be served before it is re-read. */
+  readonly cacheMaxAgeWithoutBusMs: number;
   /** Time a client has to send its request headers, in milliseconds. */
   readonly headersTimeoutMs: number;
   /** Time a client has to send its whole request (headers and body), in milliseconds. */
@@ -306,6 +308,7 @@ export function loadConfig(env: Env = process.env): Config {
     embedOrigins: readEmbedOrigins(env),
     trustProxy: readTrustProxy(env),
     logLevel: env.HTMLDROP_LOG_LEVEL?.trim() || 'info',
+    cacheMaxAgeWithoutBusMs: readInt(env, 'HTMLDROP_CACHE_MAX_AGE_WITHOUT_BUS_MS', 2000, 1, 60_000),
     headersTimeoutMs: readInt(env, 'HTMLDROP_HEADERS_TIMEOUT_SECONDS', 20, 1, 600) * 1000,
     requestTimeoutMs: readInt(env, 'HTMLDROP_REQUEST_TIMEOUT_SECONDS', 120, 1, 3600) * 1000,
     // Behind a trusted proxy every connection comes from the proxy: no cap unless one is set.

@@ -30,6 +30,8 @@ export const ERROR_STATUS = {
   invalid_json: 400,
   /** A request body larger than its route takes (the document routes answer html_too_large instead). */
   body_too_large: 413,
+  /** Readiness: a dependency (the database, the invalidation bus) is down. */
+  not_ready: 503,
   /** The instance is shutting down: retry (another instance, or this one once restarted). */
   shutting_down: 503,
   /** The HTTP parser refused the request itself (malformed request line or headers). */
@@ -69,6 +71,7 @@ const DEFAULT_MESSAGES: Record<ErrorCode, string> = {
   invalid_json: 'The request body is not a valid JSON object.',
   body_too_large: 'The request body is larger than this endpoint accepts.',
   shutting_down: 'This instance is shutting down; retry in a moment.',
+  not_ready: 'This instance cannot serve correctly right now.',
   bad_request: 'The request is not valid HTTP.',
   headers_too_large: 'The request headers are too large.',
   request_timeout: 'The request was not received in time.',

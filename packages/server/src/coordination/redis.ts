@@ -49,12 +49,14 @@ export function createRedisCoordination(url: string, prefix: string): RedisCoord
   // Connected explicitly before SUBSCRIBE: a SUBSCRIBE queued before the connection is ready puts it in
   // subscriber mode ahead of ioredis's ready check (INFO), which then fails, and the subscription is lost.
   const subscriber = new Redis(url, { maxRetriesPerRequest: null, lazyConnect: true });
-  // Errors surface on commands; connection errors are retried by ioredis. Keep them from crashing the process.
+  // Commands fail with their own errors (answered 500 and logged); the connection is retried by ioredis and its
+  // state is visible in readiness (`subscribed`). An 'error' listener keeps a lost connection from crashing us.
   client.on('error', () => undefined);
   subscriber.on('error', () => undefined);
   const channel = `${prefix}invalidate`;
   const ackChannel = `${prefix}invalidate-ack`;
   const waiting = new Map<string, Waiting>();
+  let subscribed = false;
 
   const counter: RateCounter = {
     async hitRateWindows(windows: readonly RateWindow[]) {
@@ -89,11 +91,11 @@ export function createRedisCoordination(url: string, prefix: string): RedisCoord
         waiting.delete(nonce);
       }
     },
-    async subscribe(onChange, reset) {
+    async subscribe(receiver) {
       subscriber.on('message', (from: string, message: string) => {
         const space = message.indexOf(' ');
         if (from === channel && space > 0) {
-          onChange(message.slice(space + 1));
+          receiver.onChange(message.slice(space + 1));
           client.publish(ackChannel, message.slice(0, space)).catch(() => undefined);
         } else if (from === ackChannel) {
           const wait = waiting.get(message);
@@ -102,15 +104,33 @@ export function createRedisCoordination(url: string, prefix: string): RedisCoord
           if (wait.expected !== undefined && wait.acks >= wait.expected) wait.done();
         }
       });
-      // After a reconnect, announcements sent meanwhile are lost: start from an empty cache.
-      let connectedOnce = false;
+      // ioredis reconnects by itself (with growing delays) and subscribes again before 'ready'. Announcements sent
+      // while it was away are lost: start from an empty cache when it is back.
+      let lastError: unknown;
+      subscriber.on('error', (error: unknown) => {
+        lastError = error;
+      });
+      subscriber.on('close', () => {
+        if (!subscribed) return;
+        subscribed = false;
+        receiver.onStatus?.(false, lastError ?? new Error('the Redis subscriber connection closed'));
+      });
+      subscriber.on('reconnecting', () => {
+        if (lastError !== undefined) receiver.onStatus?.(false, lastError);
+      });
       subscriber.on('ready', () => {
-        if (connectedOnce) reset();
-        connectedOnce = true;
+        if (subscribed) return;
+        subscribed = true;
+        lastError = undefined;
+        receiver.reset();
+        receiver.onStatus?.(true);
       });
       await subscriber.connect();
       await subscriber.subscribe(channel, ackChannel);
-      connectedOnce = true;
+      subscribed = true;
+    },
+    get subscribed() {
+      return subscribed && client.status === 'ready';
     },
     async close() {
       subscriber.disconnect();

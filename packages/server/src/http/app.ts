@@ -19,6 +19,7 @@ import Fastify, {
 } from 'fastify';
 import type { Config, Limits } from '../config.js';
 import { createLocalBus, type InvalidationBus } from '../coordination/bus.js';
+import { createCacheReceiver } from '../coordination/cache-receiver.js';
 import { authenticate, type Caller, createTokenUseRecorder, type TokenUseRecorder } from '../domain/accounts.js';
 import { type Capabilities, createCapabilities } from '../domain/capability.js';
 import { type Clock, systemClock } from '../domain/clock.js';
@@ -42,6 +43,7 @@ import { registerAccountRoutes } from './routes/account.js';
 import { registerAuthRoutes } from './routes/auth.js';
 import { registerDiscoveryRoutes } from './routes/discovery.js';
 import { registerDropRoutes } from './routes/drops.js';
+import { registerHealthRoutes } from './routes/health.js';
 import { registerPrototypeRoutes } from './routes/prototypes.js';
 import { registerPublicRoutes, sendPage } from './routes/public.js';
 import { registerVerifyRoutes } from './routes/verify.js';
@@ -223,7 +225,7 @@ export async function buildApp(options: AppOptions): Promise<App> {
   const counter = options.counter ?? store;
   const bus = options.bus ?? createLocalBus();
   const writeLimiter = createWriteLimiter(counter, clock, config.limits);
-  const rawCache = createRawCache({ maxBytes: config.rawCacheBytes });
+  const rawCache = createRawCache({ maxBytes: config.rawCacheBytes, now: () => clock.now() });
   const fastPath = createRawFastPath(rawCache);
   const views = createViewCounter(store);
   // Signing keys come from the environment or the data directory's key file, never the database (secrets.ts).
@@ -411,14 +413,16 @@ export async function buildApp(options: AppOptions): Promise<App> {
   registerPublicRoutes(app, context);
   registerAuthRoutes(app, context);
   registerVerifyRoutes(app, context);
+  registerHealthRoutes(app, {
+    // A primary-key lookup: a real round trip on either database, cheap enough to be polled every second.
+    checkDatabase: () => store.findAccount('u_readiness_probe').then(() => undefined),
+    bus,
+  });
 
   // Coalesced background writes (token last use, view counts): periodic, and once more on close.
   let flushTimer: NodeJS.Timeout | undefined;
   const flush = () => flushAll().catch((error: unknown) => app.log.error({ err: error }, 'flush failed'));
-  await bus.subscribe(
-    (slug) => rawCache.invalidate(slug),
-    () => rawCache.clear(),
-  );
+  await bus.subscribe(createCacheReceiver(rawCache, config.cacheMaxAgeWithoutBusMs, app.log, () => clock.now()));
   app.addHook('onReady', async () => {
     flushTimer = setInterval(flush, config.flushIntervalMs);
     flushTimer.unref();

@@ -23,6 +23,26 @@ function entry(slug: string, version: number, size = 10): RawEntry {
 }
 
 describe('raw cache', () => {
+  it('while its age is limited (the bus is down), serves an entry for at most that long, then trusts again', () => {
+    let now = 1_000_000;
+    const cache = createRawCache({ now: () => now });
+    cache.set(entry('a', 1), undefined, cache.generation('a'));
+    expect(cache.answersFor('/p/a/raw')).toBeDefined();
+    cache.limitAge(2000);
+    // Stored while trusted: it may have missed an announcement already, so it is not served under the limit.
+    expect(cache.answersFor('/p/a/raw')).toBeUndefined();
+    cache.set(entry('a', 2), undefined, cache.generation('a'));
+    now += 2000;
+    expect(cache.get('a', undefined)?.version).toBe(2);
+    now += 1;
+    expect(cache.answersFor('/p/a/raw')).toBeUndefined();
+    expect(cache.size).toBe(0);
+    cache.limitAge(undefined);
+    cache.set(entry('a', 3), undefined, cache.generation('a'));
+    now += 3_600_000;
+    expect(cache.get('a', undefined)?.version).toBe(3);
+  });
+
   it('evicts the least recently used entries beyond its byte budget', () => {
     const cache = createRawCache({ maxBytes: 30 });
     for (const slug of ['a', 'b', 'c']) cache.set(entry(slug, 1), undefined, cache.generation(slug));

@@ -58,6 +58,12 @@ export interface RawCache {
   invalidate(slug: string): void;
   /** Drops everything (announcements of changes may have been missed). */
   clear(): void;
+  /**
+   * While announcements of changes cannot arrive (the bus is down), entries older than `maxAgeMs` are treated as
+   * missing, so a document changed on another instance is served from the database after at most that long.
+   * `undefined` trusts the cache again (call `clear` first: announcements were missed meanwhile).
+   */
+  limitAge(maxAgeMs: number | undefined): void;
   readonly size: number;
 }
 
@@ -65,6 +71,8 @@ export interface RawCacheOptions {
   /** Total body bytes kept (default 256 MiB). */
   readonly maxBytes?: number;
   readonly maxEntries?: number;
+  /** Milliseconds since the epoch; read only while the cache's age is limited. */
+  readonly now?: () => number;
 }
 
 /**
@@ -74,11 +82,13 @@ export interface RawCacheOptions {
 interface Slot extends RawAnswers {
   readonly entry: RawEntry;
   used: boolean;
+  /** When it was stored (ms), for the age limit while the bus is down. */
+  readonly storedAt: number;
 }
 
-function slotOf(entry: RawEntry, policy: CachePolicy): Slot {
+function slotOf(entry: RawEntry, policy: CachePolicy, storedAt: number): Slot {
   const { locked, identity, gzip, brotli } = entry.answers[policy];
-  return { policy, locked, identity, gzip, brotli, entry, used: false };
+  return { policy, locked, identity, gzip, brotli, entry, used: false, storedAt };
 }
 
 /** The shared-cache policy of an open drop's answer: the latest version, or a pinned `?v=<n>`. */
@@ -91,6 +101,9 @@ const rawUrlOf = (slug: string, version: number | undefined) =>
 export function createRawCache(options: RawCacheOptions = {}): RawCache {
   const maxBytes = options.maxBytes ?? 256 * 1_048_576;
   const maxEntries = options.maxEntries ?? 50_000;
+  const now = options.now ?? Date.now;
+  // 0: the cache is trusted (the normal state; a hit reads no clock). Otherwise the age limit while the bus is down.
+  let maxAgeMs = 0;
   // Second-chance (CLOCK) replacement: a hit only sets a flag; eviction walks from the oldest insertion and gives
   // flagged entries another round. Cheaper per hit than moving the key to the end of the Map.
   const entries = new Map<string, Slot>();
@@ -131,7 +144,12 @@ export function createRawCache(options: RawCacheOptions = {}): RawCache {
   /** A lookup that counts as a use for the replacement policy. */
   function hit(key: string): Slot | undefined {
     const slot = entries.get(key);
-    if (slot !== undefined) slot.used = true;
+    if (slot === undefined) return undefined;
+    if (maxAgeMs !== 0 && now() - slot.storedAt > maxAgeMs) {
+      remove(key);
+      return undefined;
+    }
+    slot.used = true;
     return slot;
   }
 
@@ -143,7 +161,7 @@ export function createRawCache(options: RawCacheOptions = {}): RawCache {
       if (stamp < floor || (changedAt.get(entry.slug) ?? 0) > stamp || entry.bytes > maxBytes) return;
       const key = rawUrlOf(entry.slug, requested);
       remove(key);
-      entries.set(key, slotOf(entry, openPolicyOf(requested)));
+      entries.set(key, slotOf(entry, openPolicyOf(requested), maxAgeMs === 0 ? 0 : now()));
       bytes += entry.bytes;
       const keys = keysBySlug.get(entry.slug) ?? new Set<string>();
       keysBySlug.set(entry.slug, keys);
@@ -164,6 +182,10 @@ export function createRawCache(options: RawCacheOptions = {}): RawCache {
       floor = tick;
       changedAt.clear();
       for (const key of [...entries.keys()]) remove(key);
+    },
+    limitAge(limit) {
+      // Entries stored while trusted carry no time (0): under a limit they count as old, so they are reloaded.
+      maxAgeMs = limit === undefined ? 0 : Math.max(1, limit);
     },
     get size() {
       return entries.size;
