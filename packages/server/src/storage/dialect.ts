@@ -1,7 +1,7 @@
 import type { Kysely, RawBuilder } from 'kysely';
 import type { Database } from './schema.js';
 
-/** What differs between databases. Everything else lives once in kysely-store.ts. */
+/** What differs between databases. Everything else lives once in kysely-store.ts and kysely/. */
 export interface Dialect {
   readonly name: 'sqlite' | 'postgres';
   readonly db: Kysely<Database>;

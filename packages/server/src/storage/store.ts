@@ -1,7 +1,8 @@
 /**
- * The storage contract. One Kysely implementation (kysely-store.ts) serves every dialect; dialect files only open
- * connections and hold quirks. Methods are named after domain actions. Every method is safe to call concurrently
- * from many requests and many processes sharing one database; the atomicity each one guarantees is stated on it.
+ * The storage contract. One Kysely implementation (kysely-store.ts, one module per aggregate under kysely/) serves
+ * every dialect; dialect files only open connections and hold quirks. Methods are named after domain actions. Every
+ * method is safe to call concurrently from many requests and many processes sharing one database; the atomicity each
+ * one guarantees is stated on it.
  */
 import type {
   Account,

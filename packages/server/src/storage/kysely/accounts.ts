@@ -1,0 +1,167 @@
+/** Accounts and API tokens over Kysely. Each method's atomicity is stated on it in ../store.ts. */
+import type { Kysely } from 'kysely';
+import type { Database } from '../schema.js';
+import type { Identity, Store } from '../store.js';
+import { toAccount, toToken } from './shared.js';
+
+export type AccountStore = Pick<
+  Store,
+  | 'ensureAccount'
+  | 'findAccount'
+  | 'findAccountsByLogin'
+  | 'listAccounts'
+  | 'createToken'
+  | 'findActiveToken'
+  | 'listActiveTokens'
+  | 'revokeToken'
+  | 'recordTokenUse'
+>;
+
+export function accountStore(db: Kysely<Database>): AccountStore {
+  return {
+    ensureAccount: ensureAccount(db),
+    findAccount: findAccount(db),
+    findAccountsByLogin: findAccountsByLogin(db),
+    listAccounts: listAccounts(db),
+    createToken: createToken(db),
+    findActiveToken: findActiveToken(db),
+    listActiveTokens: listActiveTokens(db),
+    revokeToken: revokeToken(db),
+    recordTokenUse: recordTokenUse(db),
+  };
+}
+
+function ensureAccount(db: Kysely<Database>): Store['ensureAccount'] {
+  return async (identity: Identity, newId: string, now: number) => {
+    await db
+      .insertInto('accounts')
+      .values({
+        id: newId,
+        provider: identity.provider,
+        subject: identity.subject,
+        login: identity.login,
+        created_at: now,
+      })
+      .onConflict((oc) => oc.columns(['provider', 'subject']).doUpdateSet({ login: identity.login }))
+      .execute();
+    const row = await db
+      .selectFrom('accounts')
+      .selectAll()
+      .where('provider', '=', identity.provider)
+      .where('subject', '=', identity.subject)
+      .executeTakeFirstOrThrow();
+    return toAccount(row);
+  };
+}
+
+function findAccount(db: Kysely<Database>): Store['findAccount'] {
+  return async (id) => {
+    const row = await db.selectFrom('accounts').selectAll().where('id', '=', id).executeTakeFirst();
+    return row === undefined ? undefined : toAccount(row);
+  };
+}
+
+function findAccountsByLogin(db: Kysely<Database>): Store['findAccountsByLogin'] {
+  return async (login) => {
+    const rows = await db.selectFrom('accounts').selectAll().where('login', '=', login).orderBy('created_at').execute();
+    return rows.map(toAccount);
+  };
+}
+
+function listAccounts(db: Kysely<Database>): Store['listAccounts'] {
+  return async () => {
+    const rows = await db.selectFrom('accounts').selectAll().orderBy('created_at').execute();
+    return rows.map(toAccount);
+  };
+}
+
+function createToken(db: Kysely<Database>): Store['createToken'] {
+  return async (token) => {
+    await db
+      .insertInto('tokens')
+      .values({
+        id: token.id,
+        hash: token.hash,
+        account_id: token.accountId,
+        label: token.label,
+        created_at: token.now,
+        last_used_at: null,
+        revoked_at: null,
+      })
+      .execute();
+    return { id: token.id, accountId: token.accountId, label: token.label, createdAt: token.now, lastUsedAt: null };
+  };
+}
+
+function findActiveToken(db: Kysely<Database>): Store['findActiveToken'] {
+  return async (hash) => {
+    const row = await db
+      .selectFrom('tokens')
+      .innerJoin('accounts', 'accounts.id', 'tokens.account_id')
+      .select([
+        'tokens.id as token_id',
+        'tokens.label',
+        'tokens.created_at as token_created_at',
+        'tokens.last_used_at',
+        'accounts.id',
+        'accounts.provider',
+        'accounts.subject',
+        'accounts.login',
+        'accounts.created_at',
+        'accounts.drop_count',
+      ])
+      .where('tokens.hash', '=', hash)
+      .where('tokens.revoked_at', 'is', null)
+      .executeTakeFirst();
+    if (row === undefined) return undefined;
+    return {
+      account: toAccount(row),
+      token: toToken({
+        id: row.token_id,
+        account_id: row.id,
+        label: row.label,
+        created_at: row.token_created_at,
+        last_used_at: row.last_used_at,
+      }),
+    };
+  };
+}
+
+function listActiveTokens(db: Kysely<Database>): Store['listActiveTokens'] {
+  return async (accountId) => {
+    const rows = await db
+      .selectFrom('tokens')
+      .select(['id', 'account_id', 'label', 'created_at', 'last_used_at'])
+      .where('account_id', '=', accountId)
+      .where('revoked_at', 'is', null)
+      .orderBy('created_at')
+      .orderBy('id')
+      .execute();
+    return rows.map(toToken);
+  };
+}
+
+function revokeToken(db: Kysely<Database>): Store['revokeToken'] {
+  return async (id, accountId, now) => {
+    let query = db.updateTable('tokens').set({ revoked_at: now }).where('id', '=', id).where('revoked_at', 'is', null);
+    if (accountId !== undefined) query = query.where('account_id', '=', accountId);
+    const result = await query.executeTakeFirst();
+    return result.numUpdatedRows > 0n;
+  };
+}
+
+function recordTokenUse(db: Kysely<Database>): Store['recordTokenUse'] {
+  return async (uses) => {
+    if (uses.size === 0) return;
+    await db.transaction().execute(async (trx) => {
+      for (const [id, at] of uses) {
+        await trx
+          .updateTable('tokens')
+          .set({ last_used_at: at })
+          .where('id', '=', id)
+          .where((eb) => eb.or([eb('last_used_at', 'is', null), eb('last_used_at', '<', at)]))
+          .execute();
+      }
+    });
+  };
+}

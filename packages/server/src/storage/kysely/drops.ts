@@ -1,0 +1,314 @@
+/**
+ * Drops and their versions over Kysely: create, list with metadata filters, append and delete versions, passcode,
+ * view counts, delete. Each method's atomicity is stated on it in ../store.ts.
+ */
+import type { Kysely, Transaction } from 'kysely';
+import type { DropRecord, ListQuery, VersionInfo } from '../../domain/types.js';
+import type { Dialect } from '../dialect.js';
+import type { Database } from '../schema.js';
+import type { DropChanges, NewDrop, NewVersion, Store } from '../store.js';
+import { changeSet, DROP_COLUMNS, inTransaction, Rollback, toDrop } from './shared.js';
+
+export type DropStore = Pick<
+  Store,
+  | 'createDrop'
+  | 'findDrop'
+  | 'listDrops'
+  | 'appendVersion'
+  | 'updateDrop'
+  | 'setPasscode'
+  | 'findPasscode'
+  | 'deleteDrop'
+  | 'listVersions'
+  | 'getVersion'
+  | 'getVersionContent'
+  | 'deleteVersion'
+  | 'addViews'
+>;
+
+const selectDrop = (executor: Kysely<Database>, slug: string) =>
+  executor.selectFrom('drops').select(DROP_COLUMNS).where('slug', '=', slug).executeTakeFirst();
+
+/** The one insert of a version row: version 1 from createDrop, the number just issued from appendVersion. */
+const insertVersion = (trx: Transaction<Database>, slug: string, version: number, content: NewVersion) =>
+  trx
+    .insertInto('versions')
+    .values({
+      slug,
+      version,
+      html: content.html,
+      size_bytes: content.sizeBytes,
+      context: content.context,
+      created_at: content.now,
+    })
+    .execute();
+
+export function dropStore(dialect: Dialect): DropStore {
+  const { db } = dialect;
+  return {
+    createDrop: createDrop(db),
+    findDrop: findDrop(db),
+    listDrops: listDrops(dialect),
+    appendVersion: appendVersion(db),
+    updateDrop: updateDrop(db),
+    setPasscode: setPasscode(db),
+    findPasscode: findPasscode(db),
+    deleteDrop: deleteDrop(db),
+    listVersions: listVersions(db),
+    getVersion: getVersion(db),
+    getVersionContent: getVersionContent(db),
+    deleteVersion: deleteVersion(db),
+    addViews: addViews(db),
+  };
+}
+
+function createDrop(db: Kysely<Database>): Store['createDrop'] {
+  return (drop: NewDrop, maxDrops: number) =>
+    inTransaction<DropRecord, undefined>(db, async (trx) => {
+      const counted = await trx
+        .updateTable('accounts')
+        .set((eb) => ({ drop_count: eb('drop_count', '+', 1) }))
+        .where('id', '=', drop.accountId)
+        .where('drop_count', '<', maxDrops)
+        .executeTakeFirst();
+      if (counted.numUpdatedRows === 0n) throw new Rollback(undefined);
+      const row = {
+        slug: drop.slug,
+        account_id: drop.accountId,
+        title: drop.title,
+        description: drop.description,
+        passcode_hash: drop.passcodeHash,
+        passcode_generation: drop.passcodeHash === null ? 0 : 1,
+        latest_version: 1,
+        last_issued_version: 1,
+        version_count: 1,
+        view_count: 0,
+        metadata: JSON.stringify(drop.metadata),
+        created_at: drop.now,
+        updated_at: drop.now,
+      };
+      await trx.insertInto('drops').values(row).execute();
+      await insertVersion(trx, drop.slug, 1, drop);
+      return toDrop(row);
+    });
+}
+
+function findDrop(db: Kysely<Database>): Store['findDrop'] {
+  return async (slug) => {
+    const row = await selectDrop(db, slug);
+    return row === undefined ? undefined : toDrop(row);
+  };
+}
+
+function listDrops(dialect: Dialect): Store['listDrops'] {
+  const { db } = dialect;
+  return async (accountId, query: ListQuery) => {
+    let base = db.selectFrom('drops').where('account_id', '=', accountId);
+    for (const [key, value] of Object.entries(query.metadata)) {
+      base = base.where(dialect.jsonText('metadata', key), '=', value);
+    }
+    const counted = await base
+      .select((eb) => eb.fn.countAll<number | string | bigint>().as('n'))
+      .executeTakeFirstOrThrow();
+    const total = Number(counted.n);
+    const rows = await base
+      .select(DROP_COLUMNS)
+      .orderBy(query.sortBy, query.sortOrder)
+      .orderBy('slug', query.sortOrder)
+      .limit(query.pageSize)
+      .offset((query.page - 1) * query.pageSize)
+      .execute();
+    return { items: rows.map(toDrop), total };
+  };
+}
+
+function appendVersion(db: Kysely<Database>): Store['appendVersion'] {
+  return (slug: string, version: NewVersion, changes: DropChanges, maxVersions: number) =>
+    inTransaction<DropRecord | 'not_found' | 'version_limit', never>(db, async (trx) => {
+      const row = await trx
+        .updateTable('drops')
+        .set((eb) => ({
+          ...changeSet(changes),
+          last_issued_version: eb('last_issued_version', '+', 1),
+          latest_version: eb('last_issued_version', '+', 1),
+          version_count: eb('version_count', '+', 1),
+          updated_at: version.now,
+        }))
+        .where('slug', '=', slug)
+        .where('version_count', '<', maxVersions)
+        .returning(DROP_COLUMNS)
+        .executeTakeFirst();
+      if (row === undefined) {
+        return (await selectDrop(trx, slug)) === undefined ? 'not_found' : 'version_limit';
+      }
+      await insertVersion(trx, slug, Number(row.latest_version), version);
+      return toDrop(row);
+    });
+}
+
+function updateDrop(db: Kysely<Database>): Store['updateDrop'] {
+  return async (slug, changes, now) => {
+    const row = await db
+      .updateTable('drops')
+      .set({ ...changeSet(changes), updated_at: now })
+      .where('slug', '=', slug)
+      .returning(DROP_COLUMNS)
+      .executeTakeFirst();
+    return row === undefined ? undefined : toDrop(row);
+  };
+}
+
+function setPasscode(db: Kysely<Database>): Store['setPasscode'] {
+  return async (slug, passcodeHash, now) => {
+    const row = await db
+      .updateTable('drops')
+      .set((eb) => ({
+        passcode_hash: passcodeHash,
+        passcode_generation: eb('passcode_generation', '+', 1),
+        updated_at: now,
+      }))
+      .where('slug', '=', slug)
+      .returning(DROP_COLUMNS)
+      .executeTakeFirst();
+    return row === undefined ? undefined : toDrop(row);
+  };
+}
+
+function findPasscode(db: Kysely<Database>): Store['findPasscode'] {
+  return async (slug) => {
+    const row = await db
+      .selectFrom('drops')
+      .select(['passcode_hash', 'passcode_generation'])
+      .where('slug', '=', slug)
+      .executeTakeFirst();
+    return row === undefined ? undefined : { hash: row.passcode_hash, generation: Number(row.passcode_generation) };
+  };
+}
+
+function deleteDrop(db: Kysely<Database>): Store['deleteDrop'] {
+  return (slug) =>
+    inTransaction<boolean, never>(db, async (trx) => {
+      const row = await trx.deleteFrom('drops').where('slug', '=', slug).returning('account_id').executeTakeFirst();
+      if (row === undefined) return false;
+      await trx.deleteFrom('versions').where('slug', '=', slug).execute();
+      await trx
+        .updateTable('accounts')
+        .set((eb) => ({ drop_count: eb('drop_count', '-', 1) }))
+        .where('id', '=', row.account_id)
+        .execute();
+      return true;
+    });
+}
+
+function listVersions(db: Kysely<Database>): Store['listVersions'] {
+  return async (slug) => {
+    const rows = await db
+      .selectFrom('versions')
+      .select(['slug', 'version', 'size_bytes', 'created_at'])
+      .select((eb) => eb('context', 'is not', null).as('has_context'))
+      .where('slug', '=', slug)
+      .orderBy('version', 'desc')
+      .execute();
+    return rows.map(
+      (row): VersionInfo => ({
+        slug: row.slug,
+        version: Number(row.version),
+        sizeBytes: Number(row.size_bytes),
+        hasContext: Boolean(row.has_context),
+        createdAt: Number(row.created_at),
+      }),
+    );
+  };
+}
+
+function getVersion(db: Kysely<Database>): Store['getVersion'] {
+  return async (slug, version) => {
+    const row = await db
+      .selectFrom('versions')
+      .select(['slug', 'version', 'size_bytes', 'context', 'created_at'])
+      .where('slug', '=', slug)
+      .where('version', '=', version)
+      .executeTakeFirst();
+    if (row === undefined) return undefined;
+    return {
+      slug: row.slug,
+      version: Number(row.version),
+      sizeBytes: Number(row.size_bytes),
+      hasContext: row.context !== null,
+      context: row.context,
+      createdAt: Number(row.created_at),
+    };
+  };
+}
+
+function getVersionContent(db: Kysely<Database>): Store['getVersionContent'] {
+  return async (slug, version) => {
+    let query = db.selectFrom('versions').select(['version', 'html', 'created_at']).where('slug', '=', slug);
+    query =
+      version === undefined
+        ? query.where('version', '=', (eb) =>
+            eb.selectFrom('drops').select('latest_version').where('drops.slug', '=', slug),
+          )
+        : query.where('version', '=', version);
+    const row = await query.executeTakeFirst();
+    if (row === undefined) return undefined;
+    return { version: Number(row.version), html: row.html, createdAt: Number(row.created_at) };
+  };
+}
+
+function deleteVersion(db: Kysely<Database>): Store['deleteVersion'] {
+  type Result = DropRecord | 'not_found' | 'version_not_found' | 'last_version';
+  return (slug, version, now) =>
+    inTransaction<Result, Result>(db, async (trx) => {
+      // The conditional decrement takes the drop's row lock first, so concurrent deletes serialize on it.
+      const kept = await trx
+        .updateTable('drops')
+        .set((eb) => ({ version_count: eb('version_count', '-', 1), updated_at: now }))
+        .where('slug', '=', slug)
+        .where('version_count', '>', 1)
+        .executeTakeFirst();
+      if (kept.numUpdatedRows === 0n) {
+        if ((await selectDrop(trx, slug)) === undefined) return 'not_found';
+        const exists = await trx
+          .selectFrom('versions')
+          .select('version')
+          .where('slug', '=', slug)
+          .where('version', '=', version)
+          .executeTakeFirst();
+        return exists === undefined ? 'version_not_found' : 'last_version';
+      }
+      const removed = await trx
+        .deleteFrom('versions')
+        .where('slug', '=', slug)
+        .where('version', '=', version)
+        .executeTakeFirst();
+      if (removed.numDeletedRows === 0n) throw new Rollback<Result>('version_not_found');
+      const row = await trx
+        .updateTable('drops')
+        .set((eb) => ({
+          latest_version: eb
+            .selectFrom('versions')
+            .select((v) => v.fn.max('version').as('m'))
+            .where('versions.slug', '=', slug),
+        }))
+        .where('slug', '=', slug)
+        .returning(DROP_COLUMNS)
+        .executeTakeFirstOrThrow();
+      return toDrop(row);
+    });
+}
+
+function addViews(db: Kysely<Database>): Store['addViews'] {
+  return async (counts) => {
+    if (counts.size === 0) return;
+    await db.transaction().execute(async (trx) => {
+      for (const [slug, n] of counts) {
+        await trx
+          .updateTable('drops')
+          .set((eb) => ({ view_count: eb('view_count', '+', n) }))
+          .where('slug', '=', slug)
+          .execute();
+      }
+    });
+  };
+}

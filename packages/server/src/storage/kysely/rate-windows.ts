@@ -1,0 +1,60 @@
+/**
+ * Rate counters over Kysely: fixed windows counted atomically across instances, given back, and purged (with
+ * device requests past their retention) once expired. Each method's atomicity is stated on it in ../store.ts.
+ */
+import type { Kysely } from 'kysely';
+import type { Database } from '../schema.js';
+import type { RateWindow, Store } from '../store.js';
+import { inTransaction, Rollback } from './shared.js';
+
+export type RateWindowStore = Pick<Store, 'hitRateWindows' | 'releaseRateWindow' | 'purgeExpired'>;
+
+export function rateWindowStore(db: Kysely<Database>): RateWindowStore {
+  return {
+    hitRateWindows: hitRateWindows(db),
+    releaseRateWindow: releaseRateWindow(db),
+    purgeExpired: purgeExpired(db),
+  };
+}
+
+function hitRateWindows(db: Kysely<Database>): Store['hitRateWindows'] {
+  return (windows: readonly RateWindow[]) =>
+    inTransaction<{ exceeded: number | undefined }, { exceeded: number | undefined }>(db, async (trx) => {
+      for (const [index, window] of windows.entries()) {
+        const row = await trx
+          .insertInto('rate_windows')
+          .values({ key: window.key, count: 1, ends_at: window.endsAt })
+          .onConflict((oc) =>
+            oc
+              .column('key')
+              .doUpdateSet((eb) => ({ count: eb('rate_windows.count', '+', 1) }))
+              .where('rate_windows.count', '<', window.limit),
+          )
+          .returning('count')
+          .executeTakeFirst();
+        if (row === undefined) throw new Rollback({ exceeded: index });
+      }
+      return { exceeded: undefined };
+    });
+}
+
+function releaseRateWindow(db: Kysely<Database>): Store['releaseRateWindow'] {
+  return async (key) => {
+    await db
+      .updateTable('rate_windows')
+      .set((eb) => ({ count: eb('count', '-', 1) }))
+      .where('key', '=', key)
+      .where('count', '>', 0)
+      .execute();
+  };
+}
+
+function purgeExpired(db: Kysely<Database>): Store['purgeExpired'] {
+  return async (now, deviceRetentionMs) => {
+    await db.deleteFrom('rate_windows').where('ends_at', '<=', now).execute();
+    await db
+      .deleteFrom('device_requests')
+      .where('expires_at', '<', now - deviceRetentionMs)
+      .execute();
+  };
+}

@@ -1,0 +1,20 @@
+/** Service-wide settings over Kysely. The atomicity of ensureSetting is stated on it in ../store.ts. */
+import type { Kysely } from 'kysely';
+import type { Database } from '../schema.js';
+import type { Store } from '../store.js';
+
+export type SettingStore = Pick<Store, 'ensureSetting'>;
+
+export function settingStore(db: Kysely<Database>): SettingStore {
+  return {
+    async ensureSetting(key, proposed) {
+      await db
+        .insertInto('settings')
+        .values({ key, value: proposed })
+        .onConflict((oc) => oc.column('key').doNothing())
+        .execute();
+      const row = await db.selectFrom('settings').select('value').where('key', '=', key).executeTakeFirstOrThrow();
+      return row.value;
+    },
+  };
+}

@@ -1,0 +1,103 @@
+/**
+ * What the per-aggregate parts of the Kysely store share: the drop column list, the row -> domain mappers (rows
+ * never leave storage/), the column updates for DropChanges, and the transaction helper.
+ */
+import type { Kysely, Selectable, Transaction } from 'kysely';
+import type { Account, DeviceRequest, DeviceRequestState, DropRecord, TokenInfo } from '../../domain/types.js';
+import type { AccountsTable, Database, DeviceRequestsTable, DropsTable, TokensTable } from '../schema.js';
+import type { DropChanges } from '../store.js';
+
+export const DROP_COLUMNS = [
+  'slug',
+  'account_id',
+  'title',
+  'description',
+  'passcode_hash',
+  'passcode_generation',
+  'latest_version',
+  'version_count',
+  'view_count',
+  'metadata',
+  'created_at',
+  'updated_at',
+] as const;
+
+type DropRow = Pick<Selectable<DropsTable>, (typeof DROP_COLUMNS)[number]>;
+
+export function toDrop(row: DropRow): DropRecord {
+  return {
+    slug: row.slug,
+    accountId: row.account_id,
+    title: row.title,
+    description: row.description,
+    locked: row.passcode_hash !== null,
+    passcodeGeneration: Number(row.passcode_generation),
+    latestVersion: Number(row.latest_version),
+    versionCount: Number(row.version_count),
+    viewCount: Number(row.view_count),
+    metadata: JSON.parse(row.metadata) as Record<string, string>,
+    createdAt: Number(row.created_at),
+    updatedAt: Number(row.updated_at),
+  };
+}
+
+export function toDeviceRequest(row: Selectable<DeviceRequestsTable>): DeviceRequest {
+  return {
+    id: row.id,
+    userCode: row.user_code,
+    label: row.label,
+    state: row.status as DeviceRequestState,
+    accountId: row.account_id,
+    createdAt: Number(row.created_at),
+    expiresAt: Number(row.expires_at),
+  };
+}
+
+export function toAccount(row: Selectable<AccountsTable>): Account {
+  return {
+    id: row.id,
+    provider: row.provider,
+    subject: row.subject,
+    login: row.login,
+    createdAt: Number(row.created_at),
+    dropCount: Number(row.drop_count),
+  };
+}
+
+export function toToken(
+  row: Pick<Selectable<TokensTable>, 'id' | 'account_id' | 'label' | 'created_at' | 'last_used_at'>,
+): TokenInfo {
+  return {
+    id: row.id,
+    accountId: row.account_id,
+    label: row.label,
+    createdAt: Number(row.created_at),
+    lastUsedAt: row.last_used_at === null ? null : Number(row.last_used_at),
+  };
+}
+
+/** Column updates for DropChanges. */
+export function changeSet(changes: DropChanges): Partial<Pick<DropsTable, 'title' | 'description' | 'metadata'>> {
+  return {
+    ...(changes.title === undefined ? {} : { title: changes.title }),
+    ...(changes.description === undefined ? {} : { description: changes.description }),
+    ...(changes.metadata === undefined ? {} : { metadata: JSON.stringify(changes.metadata) }),
+  };
+}
+
+/** Thrown inside a transaction to roll it back and hand a result to the caller. */
+export class Rollback<T> {
+  constructor(readonly result: T) {}
+}
+
+export async function inTransaction<T, R>(
+  db: Kysely<Database>,
+  work: (trx: Transaction<Database>) => Promise<T>,
+): Promise<T | R> {
+  try {
+    return await db.transaction().execute(work);
+  } catch (error) {
+    if (error instanceof Rollback) return error.result as R;
+    throw error;
+  }
+}
