@@ -11,14 +11,27 @@
  *
  * Holding one entry pins its map, and through the map's back pointers the whole chain, so the feedback stays
  * monomorphic and optimized code builds the entries inline. The cost is one small object. A brief `init` async hook
- * is the only public way to see an entry; it is removed before this returns.
+ * (a discouraged API, used for nothing else) is the only public way to see an entry; it is removed before this
+ * returns.
+ *
+ * Only on Node 20, the one major version where the failure mode was seen. Remove this module when the project no
+ * longer supports Node 20 and `node bench/tick-shape-repro.mjs` reports no megamorphic site for the unpinned case on
+ * every supported version (docs/decisions/0013-tick-shape-v8-workaround.md).
  */
 import { createHook } from 'node:async_hooks';
 
 let pinned: object | undefined;
 
-/** Idempotent. Returns true when an entry is held (false would mean Node no longer reports `TickObject`s). */
-export function keepTickObjectShape(): boolean {
+/** Whether this Node version needs the workaround: the failure mode was reproduced on Node 20 only. */
+export function tickShapeWorkaroundApplies(nodeVersion: string = process.versions.node): boolean {
+  return nodeVersion.split('.')[0] === '20';
+}
+
+/**
+ * Holds one tick entry, on any version (the reproduction script uses it to compare). Idempotent. Returns true when
+ * an entry is held (false would mean Node no longer reports `TickObject`s).
+ */
+export function holdTickObject(): boolean {
   if (pinned !== undefined) return true;
   const hook = createHook({
     init(_asyncId, type, _triggerAsyncId, resource) {
@@ -32,4 +45,12 @@ export function keepTickObjectShape(): boolean {
     hook.disable();
   }
   return pinned !== undefined;
+}
+
+/**
+ * The service's start-up call: holds a tick entry where the workaround applies (Node 20). Returns false only when
+ * it applies and could not hold one.
+ */
+export function keepTickObjectShape(): boolean {
+  return tickShapeWorkaroundApplies() ? holdTickObject() : true;
 }
