@@ -21,7 +21,10 @@ export async function startServer(config: Config): Promise<{ app: App; store: St
   }
   // Process-wide, once: keeps node:http's per-request nextTick entries on V8's fast path (serve/tick-shape.ts).
   const tickShapeKept = keepTickObjectShape();
-  const store = openStore(config);
+  // Until the app's logger exists, a lost idle connection is reported on stderr.
+  let onConnectionError = (error: Error) =>
+    console.error(`htmldrop-server: database connection lost: ${error.message}`);
+  const store = openStore(config, (error) => onConnectionError(error));
   try {
     await store.migrate();
   } catch (error) {
@@ -43,6 +46,8 @@ export async function startServer(config: Config): Promise<{ app: App; store: St
     ...(redis === undefined ? {} : { counter: redis.counter }),
     ...(bus === undefined ? {} : { bus }),
   });
+  onConnectionError = (error) =>
+    app.log.warn({ err: error }, 'database connection lost while idle; the pool connects again on the next query');
   if (!tickShapeKept)
     app.log.warn('could not hold a nextTick entry: the raw path may run slower (serve/tick-shape.ts)');
   if (config.databaseUrl !== undefined && config.secret === undefined) {

@@ -414,8 +414,7 @@ export async function buildApp(options: AppOptions): Promise<App> {
   registerAuthRoutes(app, context);
   registerVerifyRoutes(app, context);
   registerHealthRoutes(app, {
-    // A primary-key lookup: a real round trip on either database, cheap enough to be polled every second.
-    checkDatabase: () => store.findAccount('u_readiness_probe').then(() => undefined),
+    checkDatabase: () => store.ping(),
     bus,
   });
 

@@ -3,7 +3,7 @@
  * per aggregate under kysely/ (accounts and tokens, drops and versions, device requests, rate counters, settings),
  * with what they share in kysely/shared.ts; this file assembles them.
  */
-import { Migrator } from 'kysely';
+import { Migrator, sql } from 'kysely';
 import type { Dialect } from './dialect.js';
 import { accountStore } from './kysely/accounts.js';
 import { deviceRequestStore } from './kysely/device-requests.js';
@@ -34,6 +34,10 @@ export function createKyselyStore(dialect: Dialect): Store {
     close: () => db.destroy(),
 
     databaseTime: () => dialect.now(),
+
+    async ping() {
+      await sql`select 1`.execute(db);
+    },
 
     ...accountStore(db),
     ...dropStore(dialect),

@@ -7,6 +7,11 @@ import type { Database } from './schema.js';
 export interface PostgresOptions {
   /** Pool size per instance. */
   readonly maxConnections?: number;
+  /**
+   * An idle pooled connection failed (the server restarted, a failover, an idle-connection killer). The pool drops
+   * it and connects again on the next query; this reports it (the service logs it).
+   */
+  readonly onConnectionError?: (error: Error) => void;
 }
 
 /**
@@ -21,8 +26,8 @@ export function openPostgres(url: string, options: PostgresOptions = {}): Dialec
     connectionTimeoutMillis: 10_000,
     application_name: 'htmldrop',
   });
-  // An idle client's error (e.g. the server restarting) must not crash the process; the pool replaces it.
-  pool.on('error', () => undefined);
+  // An idle client's error must not crash the process: the pool replaces the connection; the service logs it.
+  pool.on('error', (error) => options.onConnectionError?.(error));
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
   return {
     name: 'postgres',

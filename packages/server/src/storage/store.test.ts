@@ -52,6 +52,13 @@ for (const dialect of DIALECTS) {
       await Promise.all(others.map((s) => s.close()));
     });
 
+    it('answers a ping while open, and refuses it once closed', async () => {
+      const other = database.open();
+      await expect(other.ping()).resolves.toBeUndefined();
+      await other.close();
+      await expect(other.ping()).rejects.toThrow();
+    });
+
     it('binds one account to one identity, even under concurrent first sign-ins', async () => {
       const results = await Promise.all(
         ['u_aaaaaaaaaaaaaaaa', 'u_bbbbbbbbbbbbbbbb', 'u_cccccccccccccccc'].map((id) =>

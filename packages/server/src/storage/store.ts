@@ -64,6 +64,8 @@ export interface Store {
   close(): Promise<void>;
   /** The database's current time (Unix ms): the one clock every instance sharing the database agrees on. */
   databaseTime(): Promise<number>;
+  /** One round trip to the database (readiness): resolves when it answers, rejects when it cannot. */
+  ping(): Promise<void>;
 
   /** Returns the account bound to this identity, creating it on first sight. Atomic per identity. */
   ensureAccount(identity: Identity, newId: string, now: number): Promise<Account>;
