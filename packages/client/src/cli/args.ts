@@ -1,0 +1,101 @@
+/**
+ * Argument parsing for the command line: node:util parseArgs, typed readers of its values, `k=v` metadata pairs
+ * (the key rules of docs/api.md section 2.2), and usage errors (exit 2).
+ */
+import { type ParseArgsConfig, parseArgs } from 'node:util';
+import { HtmlDropError } from '../errors.js';
+import type { Metadata } from '../types.js';
+
+/** The option table of a command, as node:util parseArgs takes it. */
+export type Options = NonNullable<ParseArgsConfig['options']>;
+/** The parsed option values, as node:util parseArgs returns them. */
+export type Values = Record<string, string | boolean | (string | boolean)[] | undefined>;
+
+const METADATA_KEY = /^[A-Za-z0-9_](?:[A-Za-z0-9_.-]*[A-Za-z0-9_])?$/;
+
+/** A usage error: bad arguments, exit code 2. */
+export function usage(message: string): HtmlDropError {
+  return new HtmlDropError('usage', message);
+}
+
+/**
+ * parseArgs, strict, positionals allowed; its complaint becomes one usage line naming the command.
+ * @param command the command name, for the message
+ * @param args the arguments without the command name
+ */
+export function parseCommandArgs(
+  command: string,
+  args: string[],
+  options: Options,
+): { values: Values; positionals: string[] } {
+  try {
+    return parseArgs({ args, options, allowPositionals: true, strict: true }) as {
+      values: Values;
+      positionals: string[];
+    };
+  } catch (error) {
+    const message = error instanceof Error ? error.message : String(error);
+    throw usage(`${command}: ${message.split(/\.\s+To specify/)[0]?.replace(/\s*\n\s*/g, ' ')}`);
+  }
+}
+
+/** The value of a string option, or undefined. */
+export function str(values: Values, name: string): string | undefined {
+  const value = values[name];
+  return typeof value === 'string' ? value : undefined;
+}
+
+/** Whether a boolean option was given. */
+export function bool(values: Values, name: string): boolean {
+  return values[name] === true;
+}
+
+/** The values of a repeatable string option (empty when not given). */
+export function list(values: Values, name: string): string[] {
+  const value = values[name];
+  return Array.isArray(value) ? value.filter((v): v is string => typeof v === 'string') : [];
+}
+
+/** A whole number from `min` to `max`, or undefined when the option was not given; anything else is a usage error. */
+export function integer(
+  value: string | undefined,
+  flag: string,
+  min: number,
+  max = Number.MAX_SAFE_INTEGER,
+): number | undefined {
+  if (value === undefined) return undefined;
+  if (!/^\d+$/.test(value) || Number(value) < min || Number(value) > max) {
+    throw usage(
+      `${flag} expects a whole number from ${min}${max < Number.MAX_SAFE_INTEGER ? ` to ${max}` : ''} (got "${value}").`,
+    );
+  }
+  return Number(value);
+}
+
+/** `k=v` pairs into a metadata map (the service's key rules, checked here for a clearer message). */
+export function parsePairs(pairs: readonly string[], flag: string): Metadata {
+  const map: Record<string, string> = {};
+  for (const pair of pairs) {
+    const at = pair.indexOf('=');
+    if (at <= 0) throw usage(`${flag} expects key=value (got "${pair}").`);
+    const key = pair.slice(0, at);
+    const value = pair.slice(at + 1);
+    if (!METADATA_KEY.test(key) || key.length > 64) {
+      throw usage(
+        `${flag}: "${key}" is not a valid metadata key (1-64 of A-Z a-z 0-9 _ . -, starting and ending with a letter, digit or _).`,
+      );
+    }
+    if (value.length > 256) throw usage(`${flag}: the value of "${key}" is longer than 256 characters.`);
+    if (key in map && map[key] !== value) throw usage(`${flag}: "${key}" is given twice with different values.`);
+    map[key] = value;
+  }
+  return map;
+}
+
+/** The positional argument at `index`; missing or empty is a usage error pointing at the command's help. */
+export function positional(args: readonly string[], index: number, name: string, command: string): string {
+  const value = args[index];
+  if (value === undefined || value === '')
+    throw usage(`${command}: missing <${name}>. See: htmldrop ${command} --help`);
+  return value;
+}

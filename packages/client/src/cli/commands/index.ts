@@ -1,0 +1,26 @@
+/** The commands of the command line, by name, in the order `htmldrop --help` lists them. */
+import type { Command } from '../context.js';
+import { listCommand, show, versions } from './list.js';
+import { login, logout, whoami } from './login.js';
+import { open } from './open.js';
+import { passcode } from './passcode.js';
+import { publish, update } from './publish.js';
+import { rm } from './remove.js';
+import { revoke, tokens } from './tokens.js';
+
+/** Every command, by the name typed on the command line. */
+export const COMMANDS: Readonly<Record<string, Command>> = {
+  login,
+  logout,
+  whoami,
+  publish,
+  update,
+  list: listCommand,
+  show,
+  versions,
+  rm,
+  passcode,
+  tokens,
+  revoke,
+  open,
+};

@@ -1,0 +1,140 @@
+/** Commands that read drops: list, show, versions (docs/api.md section 4.3). */
+import type { Drop, SortBy, SortOrder, VersionListItem } from '../../types.js';
+import { integer, list, parsePairs, positional, str, usage, type Values } from '../args.js';
+import type { Command } from '../context.js';
+import { bytes, dropDetails, table, tags, when } from '../format.js';
+
+const SORT_FIELDS: readonly SortBy[] = ['created_at', 'updated_at', 'view_count'];
+
+/** The list query from --meta, --sort and --order, checked. */
+function listQuery(values: Values) {
+  const metadata = parsePairs(list(values, 'meta'), '--meta');
+  const sort = str(values, 'sort');
+  if (sort !== undefined && !SORT_FIELDS.includes(sort as SortBy)) {
+    throw usage(`--sort is one of ${SORT_FIELDS.join(', ')} (got "${sort}").`);
+  }
+  const order = str(values, 'order');
+  if (order !== undefined && order !== 'asc' && order !== 'desc')
+    throw usage(`--order is asc or desc (got "${order}").`);
+  return { metadata, sort, order };
+}
+
+/** The drops as a table, with the count. */
+function dropsTable(data: readonly Drop[], total: number): string {
+  if (data.length === 0) return total === 0 ? 'No drops.' : `No drops on this page (${total} in all).`;
+  const rows = [['SLUG', 'VER', 'VIEWS', 'UPDATED', 'TITLE']];
+  for (const d of data) {
+    const extras = [d.locked ? '[passcode]' : '', Object.keys(d.metadata).length > 0 ? `[${tags(d.metadata)}]` : '']
+      .filter((s) => s !== '')
+      .join(' ');
+    rows.push([
+      d.slug,
+      String(d.latest_version),
+      String(d.view_count),
+      when(d.updated_at),
+      `${d.title}${extras === '' ? '' : ` ${extras}`}`,
+    ]);
+  }
+  return `${table(rows)}\n${data.length} of ${total} drop${total === 1 ? '' : 's'}`;
+}
+
+/** `htmldrop list`. */
+export const listCommand: Command = {
+  usage: 'list [--meta k=v]... [--sort created_at|updated_at|view_count] [--order asc|desc] [--limit n] [--page n]',
+  summary: 'List your drops',
+  help: `Lists your drops, newest first.
+
+  --meta k=v     keep drops tagged k=v; repeat for AND
+  --sort <f>     created_at (default), updated_at or view_count
+  --order <o>    desc (default) or asc
+  --limit <n>    at most n drops (default 50; pages are fetched as needed)
+  --page <n>     one page of --limit drops (at most 200), from 1`,
+  options: {
+    meta: { type: 'string', multiple: true },
+    sort: { type: 'string' },
+    order: { type: 'string' },
+    limit: { type: 'string' },
+    page: { type: 'string' },
+  },
+  async run(ctx, values) {
+    const { metadata, sort, order } = listQuery(values);
+    const limit = integer(str(values, 'limit'), '--limit', 1) ?? 50;
+    const page = integer(str(values, 'page'), '--page', 1);
+    const { client } = await ctx.authenticated();
+    const query = {
+      metadata,
+      ...(sort === undefined ? {} : { sortBy: sort as SortBy }),
+      ...(order === undefined ? {} : { sortOrder: order as SortOrder }),
+    };
+    if (page !== undefined && limit > 200) throw usage('--limit is at most 200 with --page.');
+    const pageSize = Math.min(limit, 200);
+    let data: Drop[] = [];
+    let total = 0;
+    for (let p = page ?? 1; ; p++) {
+      const result = await client.listDrops({ ...query, page: p, pageSize });
+      total = result.pagination.total_items;
+      data.push(...result.data);
+      if (
+        page !== undefined ||
+        data.length >= limit ||
+        p >= result.pagination.total_pages ||
+        result.data.length === 0
+      ) {
+        break;
+      }
+    }
+    data = data.slice(0, limit);
+    ctx.out.result({ data, total_items: total }, () => dropsTable(data, total));
+  },
+};
+
+/** `htmldrop show`. */
+export const show: Command = {
+  usage: 'show <slug> [--version n]',
+  summary: 'Show a drop (or one version, with its context)',
+  help: `Shows a drop's details. With --version n, shows that version's record, context included.`,
+  options: { version: { type: 'string' } },
+  async run(ctx, values, args) {
+    const slug = positional(args, 0, 'slug', 'show');
+    const version = integer(str(values, 'version'), '--version', 1);
+    const { client } = await ctx.authenticated();
+    if (version !== undefined) {
+      const record = await client.getVersion(slug, version);
+      ctx.out.result(record, () =>
+        [
+          `Version  ${record.version}${record.is_latest ? ' (latest)' : ''} of ${record.slug}`,
+          `Size     ${bytes(record.size_bytes)}`,
+          `Created  ${when(record.created_at)}`,
+          `Context  ${record.context === null ? '-' : `\n${record.context}`}`,
+        ].join('\n'),
+      );
+      return;
+    }
+    const drop = await client.getDrop(slug);
+    ctx.out.result(drop, () => dropDetails(drop));
+  },
+};
+
+/** `htmldrop versions`. */
+export const versions: Command = {
+  usage: 'versions <slug>',
+  summary: "List a drop's versions",
+  help: 'Lists the versions of a drop, newest first.',
+  options: {},
+  async run(ctx, _values, args) {
+    const slug = positional(args, 0, 'slug', 'versions');
+    const { client } = await ctx.authenticated();
+    const items: VersionListItem[] = await client.listVersions(slug);
+    ctx.out.result(items, () =>
+      table([
+        ['VERSION', 'SIZE', 'CONTEXT', 'CREATED'],
+        ...items.map((v) => [
+          `${v.version}${v.is_latest ? ' (latest)' : ''}`,
+          bytes(v.size_bytes),
+          v.has_context ? 'yes' : '-',
+          when(v.created_at),
+        ]),
+      ]),
+    );
+  },
+};

@@ -1,0 +1,49 @@
+/** Commands of the account's tokens: tokens (list), revoke (docs/api.md section 4.4). */
+import { describeTokenSource, signInAgainAdvice } from '../../token-messages.js';
+import type { TokenListItem } from '../../types.js';
+import { positional, usage } from '../args.js';
+import type { Command } from '../context.js';
+import { table, when } from '../format.js';
+
+/** `htmldrop tokens`. */
+export const tokens: Command = {
+  usage: 'tokens',
+  summary: 'List your active tokens',
+  help: 'Lists the active tokens of your account; * marks the one in use.',
+  options: {},
+  async run(ctx) {
+    const { client } = await ctx.authenticated();
+    const items: TokenListItem[] = await client.listTokens();
+    ctx.out.result(items, () =>
+      table([
+        ['ID', 'CREATED', 'LAST USED', 'LABEL'],
+        ...items.map((t) => [
+          `${t.id}${t.current ? ' *' : ''}`,
+          when(t.created_at),
+          when(t.last_used_at),
+          t.label ?? '-',
+        ]),
+      ]),
+    );
+  },
+};
+
+/** `htmldrop revoke`. */
+export const revoke: Command = {
+  usage: 'revoke <id>',
+  summary: 'Revoke one of your tokens',
+  help: 'Revokes a token by its 12-hex id (see: htmldrop tokens). It stops working at once.',
+  options: {},
+  async run(ctx, _values, args) {
+    const id = positional(args, 0, 'id', 'revoke');
+    if (!/^[0-9a-f]{12}$/.test(id)) throw usage(`revoke: "${id}" is not a token id (12 lowercase hex characters).`);
+    const { client, token } = await ctx.authenticated();
+    const current = (await client.me()).token.id === id;
+    await client.revokeToken(id);
+    ctx.out.result({ revoked: id, current }, () =>
+      current
+        ? `Revoked ${id}: it was the token in use, from ${describeTokenSource(token)}. ${signInAgainAdvice(token)}`
+        : `Revoked ${id}.`,
+    );
+  },
+};

@@ -1,0 +1,50 @@
+/** Human formatting for the command line: times, tags, aligned tables, sizes, a drop's details. */
+import type { Drop, Metadata } from '../types.js';
+import { describeMatch } from '../upsert.js';
+
+/** A timestamp (ms) as `YYYY-MM-DD HH:MMZ`; null is "never". */
+export function when(ms: number | null): string {
+  if (ms === null) return 'never';
+  return `${new Date(ms).toISOString().slice(0, 16).replace('T', ' ')}Z`;
+}
+
+/** Tags as `k=v` pairs sorted by key, or "-" when there are none. */
+export function tags(metadata: Metadata): string {
+  const sorted = Object.fromEntries(Object.entries(metadata).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
+  const text = describeMatch(sorted);
+  return text === '' ? '-' : text;
+}
+
+/** Rows as columns padded to their widest cell (the last column is not padded). */
+export function table(rows: string[][]): string {
+  const widths: number[] = [];
+  for (const row of rows) {
+    for (const [i, cell] of row.entries()) widths[i] = Math.max(widths[i] ?? 0, cell.length);
+  }
+  return rows
+    .map((row) => row.map((cell, i) => (i === row.length - 1 ? cell : cell.padEnd(widths[i] ?? 0))).join('  '))
+    .join('\n');
+}
+
+/** A drop's fields, one `Name   value` line each. */
+export function dropDetails(drop: Drop): string {
+  const rows: [string, string][] = [
+    ['Title', drop.title],
+    ['URL', drop.url],
+    ['Raw', drop.raw_url],
+    ['Slug', drop.slug],
+    ['Version', String(drop.latest_version)],
+    ['Views', String(drop.view_count)],
+    ['Passcode', drop.locked ? 'yes (locked)' : 'no'],
+    ['Tags', tags(drop.metadata)],
+    ['Created', when(drop.created_at)],
+    ['Updated', when(drop.updated_at)],
+  ];
+  if (drop.description !== '') rows.push(['Description', drop.description]);
+  return rows.map(([k, v]) => `${k.padEnd(12)}${v}`).join('\n');
+}
+
+/** A size in B, KiB or MiB. */
+export function bytes(n: number): string {
+  return n < 1024 ? `${n} B` : n < 1_048_576 ? `${(n / 1024).toFixed(1)} KiB` : `${(n / 1_048_576).toFixed(2)} MiB`;
+}

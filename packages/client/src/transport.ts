@@ -1,0 +1,246 @@
+/**
+ * The SDK's HTTP transport: one request to the service with the bearer token, a timeout and the caller's signal;
+ * 429 answers retried after `Retry-After`; the service's error bodies (docs/api.md section 2.6) turned into
+ * HtmlDropError, and a client code (`network_error`, `bad_response`, `timeout`, `aborted`, `no_token`) when the
+ * service did not answer with an error body. Zero runtime dependencies: Node's global fetch.
+ */
+import { setTimeout as sleep } from 'node:timers/promises';
+import { type ErrorDetails, HtmlDropError } from './errors.js';
+
+/** The service address when none is given (docs/api.md section 1, "Names and conventions"). */
+export const DEFAULT_SERVER = 'http://localhost:8787';
+/** The version of this SDK and CLI (`htmldrop --version`, the user agent). */
+export const CLIENT_VERSION = '1.0.0';
+
+/** Told before each wait on a 429. */
+export interface RetryNotice {
+  /** 1 for the first retry. */
+  readonly attempt: number;
+  readonly waitSeconds: number;
+  readonly code: string;
+}
+
+/** Options of HtmlDropClient (and createClient). */
+export interface ClientOptions {
+  /** Base URL of the service; default http://localhost:8787. */
+  readonly server?: string;
+  /** Bearer token (`hd_...`); needed by every owner endpoint. */
+  readonly token?: string;
+  /**
+   * How many times a 429 (`rate_limited`, `daily_quota_exceeded`, or any 429 with `Retry-After`) is retried after
+   * waiting `Retry-After` seconds. Default 3; 0 disables. `quota_exceeded` carries no Retry-After and is never retried.
+   */
+  readonly maxRetries?: number;
+  /** A 429 asking to wait longer than this many seconds is not waited for: it fails at once. Default 90. */
+  readonly maxRetryWaitSeconds?: number;
+  /** Per-request timeout in milliseconds (default 60000; 0 disables). */
+  readonly timeoutMs?: number;
+  readonly onRetry?: (notice: RetryNotice) => void;
+  /** A fetch implementation (tests, proxies); default the global fetch. */
+  readonly fetch?: typeof fetch;
+  readonly userAgent?: string;
+}
+
+/** Per-call options. */
+export interface CallOptions {
+  readonly signal?: AbortSignal;
+}
+
+/** One request, as the resource methods describe it. */
+export interface RequestSpec {
+  readonly method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+  readonly path: string;
+  readonly query?: URLSearchParams;
+  readonly body?: unknown;
+  /** Default true: sends the bearer token and fails with no_token without one. */
+  readonly auth?: boolean;
+  /** What a successful answer carries. */
+  readonly expect: 'json' | 'empty' | 'text';
+  readonly accept?: string;
+  readonly signal?: AbortSignal | undefined;
+}
+
+/** Normalizes and checks a base URL: http(s), no trailing slash, no query. */
+export function normalizeServer(server: string): string {
+  let url: URL;
+  try {
+    url = new URL(server);
+  } catch {
+    throw new HtmlDropError('usage', `The server address "${server}" is not a URL (expected e.g. ${DEFAULT_SERVER}).`);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+    throw new HtmlDropError('usage', `The server address "${server}" must start with http:// or https://.`);
+  }
+  return `${url.origin}${url.pathname}`.replace(/\/+$/, '');
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function describeCause(error: unknown): string {
+  const cause = error instanceof Error && error.cause instanceof Error ? error.cause : error;
+  if (cause instanceof Error) {
+    const code = (cause as NodeJS.ErrnoException).code;
+    return code !== undefined && !cause.message.includes(code) ? `${code} ${cause.message}` : cause.message;
+  }
+  return String(cause);
+}
+
+function parseRetryAfter(header: string | null, details: unknown): number | undefined {
+  if (header !== null && /^\d+$/.test(header.trim())) return Number(header.trim());
+  if (isRecord(details) && typeof details.retry_after_seconds === 'number') return details.retry_after_seconds;
+  return undefined;
+}
+
+function parseJson(text: string): { ok: true; value: unknown } | { ok: false } {
+  try {
+    return { ok: true, value: JSON.parse(text) };
+  } catch {
+    return { ok: false };
+  }
+}
+
+/** Sends requests to one service with one token (or none); HtmlDropClient's resource methods go through it. */
+export class Transport {
+  /** Base URL without trailing slash. */
+  readonly server: string;
+  readonly #token: string | undefined;
+  readonly #options: ClientOptions;
+  readonly #fetch: typeof fetch;
+
+  /** @param server the normalized base URL (normalizeServer) */
+  constructor(server: string, options: ClientOptions) {
+    this.server = server;
+    this.#token = options.token;
+    this.#options = options;
+    this.#fetch = options.fetch ?? globalThis.fetch;
+  }
+
+  /** Whether a token was given. */
+  get hasToken(): boolean {
+    return this.#token !== undefined;
+  }
+
+  /** The request, retried after `Retry-After` on a 429 (at most maxRetries times, waits up to maxRetryWaitSeconds). */
+  async request<T>(spec: RequestSpec): Promise<T> {
+    const maxRetries = Math.max(0, this.#options.maxRetries ?? 3);
+    const maxWait = this.#options.maxRetryWaitSeconds ?? 90;
+    for (let attempt = 0; ; attempt++) {
+      try {
+        return (await this.#once(spec)) as T;
+      } catch (error) {
+        if (!(error instanceof HtmlDropError) || error.status !== 429) throw error;
+        const wait = error.retryAfterSeconds;
+        if (wait === undefined || attempt >= maxRetries || wait > maxWait) throw error;
+        this.#options.onRetry?.({ attempt: attempt + 1, waitSeconds: wait, code: String(error.code) });
+        try {
+          await sleep(wait * 1000, undefined, spec.signal === undefined ? {} : { signal: spec.signal });
+        } catch {
+          throw new HtmlDropError('aborted', 'The request was aborted.');
+        }
+      }
+    }
+  }
+
+  async #once(spec: RequestSpec): Promise<unknown> {
+    const { url, headers, body } = this.#prepare(spec);
+    const where = `${spec.method} ${url.origin}${url.pathname}`;
+    const { response, text } = await this.#send(spec, url, headers, body, where);
+    return this.#answer(spec, response, text, where);
+  }
+
+  /** The URL, headers and body of a request; no_token for an authenticated request without a token. */
+  #prepare(spec: RequestSpec): { url: URL; headers: Record<string, string>; body: string | undefined } {
+    const url = new URL(`${this.server}${spec.path}`);
+    if (spec.query !== undefined) url.search = spec.query.toString();
+    const headers: Record<string, string> = {
+      accept: spec.accept ?? 'application/json',
+      'user-agent': this.#options.userAgent ?? `htmldrop-client/${CLIENT_VERSION} node/${process.versions.node}`,
+    };
+    if (spec.auth !== false) {
+      if (this.#token === undefined) {
+        throw new HtmlDropError('no_token', 'No token: sign in with `htmldrop login` or set HTMLDROP_TOKEN.');
+      }
+      headers.authorization = `Bearer ${this.#token}`;
+    }
+    let body: string | undefined;
+    if (spec.body !== undefined) {
+      headers['content-type'] = 'application/json';
+      body = JSON.stringify(spec.body);
+    }
+    return { url, headers, body };
+  }
+
+  /** Fetches and reads the answer, under the timeout and the caller's signal: aborted, timeout or network_error. */
+  async #send(
+    spec: RequestSpec,
+    url: URL,
+    headers: Record<string, string>,
+    body: string | undefined,
+    where: string,
+  ): Promise<{ response: Response; text: string }> {
+    const timeoutMs = this.#options.timeoutMs ?? 60_000;
+    const timeout = timeoutMs > 0 ? AbortSignal.timeout(timeoutMs) : undefined;
+    const signals = [spec.signal, timeout].filter((s): s is AbortSignal => s !== undefined);
+    const signal = signals.length === 0 ? undefined : signals.length === 1 ? signals[0] : AbortSignal.any(signals);
+    try {
+      // Reads may follow redirects (http -> https behind a proxy); writes must not silently turn into GETs.
+      const redirect = spec.method === 'GET' ? 'follow' : 'manual';
+      const response = await this.#fetch(url, { method: spec.method, headers, body, signal, redirect });
+      return { response, text: await response.text() };
+    } catch (error) {
+      if (spec.signal?.aborted === true)
+        throw new HtmlDropError('aborted', 'The request was aborted.', { cause: error });
+      if (timeout?.aborted === true) {
+        throw new HtmlDropError('timeout', `No answer from ${where} within ${timeoutMs / 1000} s.`, { cause: error });
+      }
+      throw new HtmlDropError(
+        'network_error',
+        `Cannot reach the htmldrop service at ${this.server} (${describeCause(error)}). Is it running, and is --server or HTMLDROP_SERVER right?`,
+        { cause: error },
+      );
+    }
+  }
+
+  /** What the answer carries (spec.expect), or the service's error as HtmlDropError; bad_response for anything else. */
+  #answer(spec: RequestSpec, response: Response, text: string, where: string): unknown {
+    const requestId = response.headers.get('x-request-id') ?? undefined;
+    const contentType = response.headers.get('content-type') ?? '';
+    const notApi = (what: string) =>
+      new HtmlDropError(
+        'bad_response',
+        `${where} answered HTTP ${response.status} with ${what}: is ${this.server} an htmldrop service?`,
+        { status: response.status, ...(requestId === undefined ? {} : { requestId }) },
+      );
+
+    if (response.status >= 400) {
+      const parsed = parseJson(text);
+      const error = parsed.ok && isRecord(parsed.value) ? parsed.value.error : undefined;
+      if (!isRecord(error) || typeof error.code !== 'string') {
+        throw notApi(parsed.ok ? 'JSON that is not an htmldrop error body' : `non-JSON (${contentType || 'no type'})`);
+      }
+      const details = isRecord(error.details) ? (error.details as ErrorDetails) : undefined;
+      const retryAfterSeconds = parseRetryAfter(response.headers.get('retry-after'), details);
+      throw new HtmlDropError(
+        error.code,
+        typeof error.message === 'string' && error.message !== '' ? error.message : error.code,
+        {
+          status: response.status,
+          ...(details === undefined ? {} : { details }),
+          ...(retryAfterSeconds === undefined ? {} : { retryAfterSeconds }),
+          ...(requestId === undefined ? {} : { requestId }),
+        },
+      );
+    }
+    if (response.status >= 300) throw notApi(`a redirect to ${response.headers.get('location') ?? 'nowhere'}`);
+
+    if (spec.expect === 'empty') return undefined;
+    if (spec.expect === 'text') return text;
+    const parsed = parseJson(text);
+    if (!parsed.ok || typeof parsed.value !== 'object' || parsed.value === null) {
+      throw notApi(parsed.ok ? 'JSON that is not an object or array' : `non-JSON (${contentType || 'no type'})`);
+    }
+    return parsed.value;
+  }
+}
