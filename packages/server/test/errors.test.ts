@@ -620,3 +620,14 @@ describe('text that cannot be stored exactly is refused, not altered', () => {
     await h.call('DELETE', `/api/drops/${drop.slug}`, { token });
   });
 });
+
+describe('length errors name the right limit', () => {
+  it('an empty title is title_required with no limit; a long one names its maximum', async () => {
+    const empty = await h.call('POST', '/api/drops', { token, body: { title: '', html: page() } });
+    expect(empty.json.error).toMatchObject({ code: 'title_required', details: { field: 'title' } });
+    expect(empty.json.error.details.max_chars).toBeUndefined();
+    const long = await h.call('POST', '/api/drops', { token, body: { title: 'x'.repeat(201), html: page() } });
+    expect(long.json.error).toMatchObject({ code: 'title_too_long', details: { field: 'title', max_chars: 200 } });
+    expect(long.json.error.message).toContain('200');
+  });
+});

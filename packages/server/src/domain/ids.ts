@@ -70,3 +70,16 @@ export function tokenIdFromHash(hash: string): string {
 }
 
 export const TOKEN_ID_PATTERN = '^[0-9a-f]{12}$';
+
+/** Version numbers are 32-bit integers in storage (PostgreSQL refuses larger ones): anything above names nothing. */
+export const MAX_VERSION_NUMBER = 2_147_483_647;
+
+/**
+ * A version number as written in a path or query (`/v/<n>`, `?v=<n>`): 1 to 2^31-1 in plain decimal, else
+ * undefined (a malformed or impossible number).
+ */
+export function parseVersionNumber(raw: unknown): number | undefined {
+  if (typeof raw !== 'string' || !/^[1-9]\d{0,9}$/.test(raw)) return undefined;
+  const n = Number(raw);
+  return n <= MAX_VERSION_NUMBER ? n : undefined;
+}

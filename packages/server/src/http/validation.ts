@@ -59,8 +59,14 @@ export function validationError(part: string | undefined, errors: readonly Error
     }
     const code = BODY_CODES[`${field}:${error.keyword}`];
     if (code !== undefined) {
-      const limit = error.params.limit as number | undefined;
-      return new ApiError(code, limit === undefined ? {} : { details: { field, max_chars: limit } });
+      // A maximum names its limit; `title: ""` (minLength) is title_required, with no limit to name.
+      const limit = error.keyword === 'maxLength' ? (error.params.limit as number | undefined) : undefined;
+      return new ApiError(
+        code,
+        limit === undefined
+          ? { details: { field } }
+          : { message: `${field} is longer than ${limit} characters.`, details: { field, max_chars: limit } },
+      );
     }
     if (field === 'metadata') {
       const key = propertyNameOf(error) ?? error.instancePath.split('/').filter(Boolean)[1];

@@ -1,12 +1,14 @@
 /** /api/drops: the owner API for drops and versions (spec 4.3, 3.2). */
 import { Type } from '@sinclair/typebox';
 import * as drops from '../../domain/drops.js';
+import { parseVersionNumber } from '../../domain/ids.js';
 import type { ListQuery, Metadata } from '../../domain/types.js';
 import { ApiError } from '../../errors.js';
 import type { RouteContext, TypedApp } from '../app.js';
 import { presentDrop, presentVersion, presentVersionItem } from '../present.js';
 import { METADATA_KEY_PATTERN } from '../schemas.js';
 import { refuseField, wrongField } from '../validation.js';
+import { registerPasscodeRoute } from './passcode-route.js';
 
 const OWNER = { auth: 'owner' } as const;
 const WRITE = { auth: 'owner', write: true } as const;
@@ -14,12 +16,12 @@ const METADATA_PREFIX = 'metadata.';
 const METADATA_KEY_RE = new RegExp(METADATA_KEY_PATTERN);
 
 /** Equality filters from `metadata.<key>=<value>` query pairs; a bad key is 400 invalid_arg naming it. */
-function metadataFilters(query: Record<string, unknown>): Metadata {
+function metadataFilters(query: Record<string, unknown>, maxKeyChars: number): Metadata {
   const filters: Record<string, string> = {};
   for (const [name, value] of Object.entries(query)) {
     if (!name.startsWith(METADATA_PREFIX)) continue;
     const key = name.slice(METADATA_PREFIX.length);
-    if (!METADATA_KEY_RE.test(key) || key.length > 64 || typeof value !== 'string') {
+    if (!METADATA_KEY_RE.test(key) || key.length > maxKeyChars || typeof value !== 'string') {
       throw new ApiError('invalid_arg', {
         message: `Query parameter "${name}" is not a valid metadata filter (one value per key; key of [A-Za-z0-9_.-]).`,
         details: { field: name, key },
@@ -32,8 +34,8 @@ function metadataFilters(query: Record<string, unknown>): Metadata {
 
 /** The `<n>` of `/v/<n>`: an integer from 1 to 2^31-1, else 400 invalid_arg. */
 function versionNumber(raw: string): number {
-  const n = /^[1-9]\d{0,9}$/.test(raw) ? Number(raw) : Number.NaN;
-  if (!(n <= 2_147_483_647)) {
+  const n = parseVersionNumber(raw);
+  if (n === undefined) {
     throw new ApiError('invalid_arg', {
       message: `Version "${raw}" is not a version number.`,
       details: { field: 'n' },
@@ -87,7 +89,7 @@ export function registerDropRoutes(app: TypedApp, ctx: RouteContext): void {
     },
     async (request) => {
       const q = request.query;
-      const filters = metadataFilters(request.query as Record<string, unknown>);
+      const filters = metadataFilters(request.query as Record<string, unknown>, config.limits.maxMetadataKeyChars);
       const query: ListQuery = {
         page: q.page,
         pageSize: q.pageSize,
@@ -238,26 +240,11 @@ export function registerDropRoutes(app: TypedApp, ctx: RouteContext): void {
     },
   );
 
-  app.post(
-    '/api/drops/:slug/passcode',
-    {
-      config: WRITE,
-      schema: {
-        summary: 'Set, change or remove ("") the passcode',
-        tags: ['drops'],
-        params: s.SlugParams,
-        body: s.PasscodeBody,
-        response: dropResponse(200),
-      },
-    },
-    async (request) =>
-      present(
-        await drops.setPasscode(
-          ctx.drops,
-          ctx.callerOf(request).account.id,
-          request.params.slug,
-          request.body.passcode,
-        ),
-      ),
-  );
+  registerPasscodeRoute(app, ctx, {
+    url: '/api/drops/:slug/passcode',
+    field: 'passcode',
+    body: s.PasscodeBody,
+    summary: 'Set, change or remove ("") the passcode',
+    tags: ['drops'],
+  });
 }

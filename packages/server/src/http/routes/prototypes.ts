@@ -8,6 +8,7 @@ import type { DropRecord } from '../../domain/types.js';
 import type { RouteContext, TypedApp } from '../app.js';
 import { presentDrop } from '../present.js';
 import { refuseField, wrongField } from '../validation.js';
+import { registerPasscodeRoute } from './passcode-route.js';
 
 const OWNER = { auth: 'owner' } as const;
 const WRITE = { auth: 'owner', write: true } as const;
@@ -124,26 +125,11 @@ export function registerPrototypeRoutes(app: TypedApp, ctx: RouteContext): void 
     },
   );
 
-  app.post(
-    '/api/prototypes/:slug/password',
-    {
-      config: WRITE,
-      schema: {
-        summary: 'Legacy: set, change or remove ("") the password',
-        tags,
-        params: s.SlugParams,
-        body: s.LegacyPasswordBody,
-        response: dropResponse(200),
-      },
-    },
-    async (request) =>
-      present(
-        await drops.setPasscode(
-          ctx.drops,
-          ctx.callerOf(request).account.id,
-          request.params.slug,
-          request.body.password,
-        ),
-      ),
-  );
+  registerPasscodeRoute(app, ctx, {
+    url: '/api/prototypes/:slug/password',
+    field: 'password',
+    body: s.LegacyPasswordBody,
+    summary: 'Legacy: set, change or remove ("") the password',
+    tags,
+  });
 }

@@ -6,7 +6,7 @@
 import { randomBytes } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { authenticate } from '../../domain/accounts.js';
-import { isValidSlug } from '../../domain/ids.js';
+import { isValidSlug, parseVersionNumber } from '../../domain/ids.js';
 import { unlockDrop } from '../../domain/viewing.js';
 import { writeRawAnswer } from '../../serve/fast-path.js';
 import { buildRawEntry, CACHE_PRIVATE } from '../../serve/raw.js';
@@ -18,7 +18,6 @@ import { renderGate, renderViewer } from '../pages/viewer.js';
 import { cookieValue, serializeCookie } from '../signed-cookie.js';
 
 export const CAPABILITY_COOKIE = 'hd_cap';
-const MAX_VERSION_NUMBER = 2_147_483_647;
 export const CAPABILITY_PARAM = 'cap';
 
 export function sendPage(reply: FastifyReply, status: number, html: string, cacheControl = 'no-store'): FastifyReply {
@@ -31,13 +30,9 @@ export function sendPage(reply: FastifyReply, status: number, html: string, cach
     .send(html);
 }
 
-/** Parses `?v=<n>`: undefined when absent, null when malformed. */
+/** Parses `?v=<n>`: undefined when absent, null when it names no possible version. */
 function requestedVersion(v: unknown): number | undefined | null {
-  if (v === undefined) return undefined;
-  if (typeof v !== 'string' || !/^[1-9]\d{0,9}$/.test(v)) return null;
-  const n = Number(v);
-  // Version numbers are 32-bit integers in storage (PostgreSQL refuses larger ones): anything above is unknown.
-  return n > MAX_VERSION_NUMBER ? null : n;
+  return v === undefined ? undefined : (parseVersionNumber(v) ?? null);
 }
 
 /**
