@@ -15,7 +15,7 @@ let server: http.Server;
 let port: number;
 
 async function cacheDrop(slug: string, html: string, options: { locked?: boolean; version?: number } = {}) {
-  const drop = { slug, latestVersion: 1, locked: options.locked ?? false, passcodeGeneration: 0 };
+  const drop = { slug, accountId: 'u_test', latestVersion: 1, locked: options.locked ?? false, passcodeGeneration: 0 };
   const entry = await buildRawEntry(drop, { version: 1, html });
   cache.set(entry, options.version, cache.generation(slug));
 }

@@ -13,6 +13,7 @@ function entry(slug: string, version: number, size = 10): RawEntry {
   });
   return {
     slug,
+    accountId: 'u_test',
     version,
     latestVersion: version,
     locked: false,

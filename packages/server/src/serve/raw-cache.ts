@@ -33,6 +33,8 @@ export interface RawAnswers {
 /** The bytes of one served version, in every encoding, with what gating needs. */
 export interface RawEntry {
   readonly slug: string;
+  /** The owning account: its bearer token opens a locked drop's raw document. */
+  readonly accountId: string;
   readonly version: number;
   readonly latestVersion: number;
   readonly locked: boolean;

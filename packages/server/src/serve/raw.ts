@@ -11,7 +11,7 @@ import { injectDefensiveHead } from './inject.js';
 import type { CachePolicy, RawAnswer, RawAnswers, RawEntry } from './raw-cache.js';
 
 /** What an entry needs of its drop. */
-type ServedDrop = Pick<DropRecord, 'slug' | 'latestVersion' | 'locked' | 'passcodeGeneration'>;
+type ServedDrop = Pick<DropRecord, 'slug' | 'accountId' | 'latestVersion' | 'locked' | 'passcodeGeneration'>;
 
 /** docs/api.md 4.6: the sandbox never includes allow-same-origin. */
 export const SANDBOX_CSP = 'sandbox allow-scripts allow-forms allow-popups allow-modals allow-downloads';
@@ -117,6 +117,7 @@ export async function buildRawEntry(
   };
   return {
     slug: drop.slug,
+    accountId: drop.accountId,
     version: content.version,
     latestVersion: drop.latestVersion,
     locked: drop.locked,

@@ -48,6 +48,14 @@ export const NOT_FOUND_PAGE = simplePage(
 /** A browser path outside /p/ and /api/ that matches nothing (docs/api.md, "Browser paths"). */
 export const PAGE_NOT_FOUND_PAGE = simplePage('Page not found', `<p>There is no page at this address.</p>${HOME_LINK}`);
 
+/** `/p/<slug>/raw` of a locked drop without a capability: where to enter the passcode. */
+export function passcodeRequiredPage(viewerPath: string): string {
+  return simplePage(
+    'Passcode required',
+    `<p>This drop is protected by a passcode. <a href="${escapeHtml(viewerPath)}">Open it in the viewer</a> to enter it.</p>`,
+  );
+}
+
 /** `/p/<slug>?v=<n>` of an existing drop whose version n does not exist (or was deleted). */
 export function versionNotFoundPage(slug: string, version: string, latestVersion: number): string {
   const latest = `/p/${encodeURIComponent(slug)}`;

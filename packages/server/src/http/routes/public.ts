@@ -5,15 +5,22 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { authenticate } from '../../domain/accounts.js';
 import { isValidSlug, parseVersionNumber } from '../../domain/ids.js';
+import {
+  findRawDocument,
+  findViewerPage,
+  opensLockedDrop,
+  type PublicViewDeps,
+  type VisitorAccess,
+} from '../../domain/public-view.js';
 import { unlockDrop } from '../../domain/viewing.js';
 import { writeRawAnswer } from '../../serve/fast-path.js';
-import { buildRawEntry, CACHE_PRIVATE } from '../../serve/raw.js';
-import { openPolicyOf, type RawEntry } from '../../serve/raw-cache.js';
+import { CACHE_PRIVATE } from '../../serve/raw.js';
+import { openPolicyOf } from '../../serve/raw-cache.js';
+import { createRawLoader, type RawLoader } from '../../serve/raw-loader.js';
 import type { RouteContext, TypedApp } from '../app.js';
 import { acceptFormPosts, formField, isForeignFormPost } from '../forms.js';
-import { escapeHtml, NOT_FOUND_PAGE, simplePage, versionNotFoundPage } from '../pages/layout.js';
+import { NOT_FOUND_PAGE, passcodeRequiredPage, versionNotFoundPage } from '../pages/layout.js';
 import { renderGate, renderViewer } from '../pages/viewer.js';
 import { cookieValue, serializeCookie } from '../signed-cookie.js';
 
@@ -69,44 +76,46 @@ function publicTarget(request: FastifyRequest): { slug: string; version: number 
   return isValidSlug(slug) && version !== null ? { slug, version } : undefined;
 }
 
+/** What the visitor presents: the capability (iframe token, else cookie) and any Authorization header. */
+function accessOf(request: FastifyRequest): VisitorAccess {
+  const fromQuery = (request.query as Query)[CAPABILITY_PARAM];
+  return {
+    capability: typeof fromQuery === 'string' ? fromQuery : cookieValue(request.headers.cookie, CAPABILITY_COOKIE),
+    authorization: request.headers.authorization,
+  };
+}
+
+/** What the three public routes share, built once. */
+interface PublicRoutes {
+  readonly ctx: RouteContext;
+  readonly view: PublicViewDeps;
+  readonly loadRaw: RawLoader;
+  readonly frameAncestors: string;
+  /** A fresh nonce and the viewer CSP header that allows it. */
+  pageNonce(reply: FastifyReply): string;
+}
+
 export function registerPublicRoutes(app: TypedApp, ctx: RouteContext): void {
-  const { rawCache, store, config, capabilities, views } = ctx;
-  const secureCookie = config.baseUrl.startsWith('https:');
-  const ownOrigin = new URL(config.baseUrl).origin;
+  const { store, clock, tokenUses, capabilities, rawCache, config } = ctx;
   const frameAncestors = frameAncestorsOf(config.embedOrigins);
+  const routes: PublicRoutes = {
+    ctx,
+    view: { store, clock, tokenUses, capabilities },
+    loadRaw: createRawLoader(rawCache, (slug, version) => findRawDocument(store, slug, version)),
+    frameAncestors,
+    pageNonce(reply) {
+      const nonce = randomBytes(16).toString('base64');
+      reply.header('content-security-policy', viewerCsp(nonce, frameAncestors));
+      return nonce;
+    },
+  };
+  registerRawRoute(app, routes);
+  registerViewerRoute(app, routes);
+  registerUnlockRoute(app, routes);
+}
 
-  async function loadRaw(slug: string, version: number | undefined): Promise<RawEntry | undefined> {
-    const cached = rawCache.get(slug, version);
-    if (cached !== undefined) return cached;
-    const generation = rawCache.generation(slug);
-    const drop = await store.findDrop(slug);
-    if (drop === undefined) return undefined;
-    const content = await store.getVersionContent(slug, version);
-    if (content === undefined) return undefined;
-    const entry = await buildRawEntry(drop, content);
-    rawCache.set(entry, version, generation);
-    return entry;
-  }
-
-  /** True when the request carries a valid capability for this drop's current passcode generation. */
-  function hasCapability(request: FastifyRequest, slug: string, generation: number): boolean {
-    const fromQuery = (request.query as Query)[CAPABILITY_PARAM];
-    const token = typeof fromQuery === 'string' ? fromQuery : cookieValue(request.headers.cookie, CAPABILITY_COOKIE);
-    return capabilities.verify(token, slug, generation);
-  }
-
-  /** The owner's bearer token also opens a locked drop's raw document. */
-  async function isOwner(request: FastifyRequest, slug: string): Promise<boolean> {
-    if (request.headers.authorization === undefined) return false;
-    try {
-      const caller = await authenticate(store, ctx.clock, ctx.tokenUses, request.headers.authorization);
-      const drop = await store.findDrop(slug);
-      return drop?.accountId === caller.account.id;
-    } catch {
-      return false;
-    }
-  }
-
+/** `/p/<slug>/raw[?v=<n>]`: a cache miss, or any spelling the fast path does not take (serve/fast-path.ts). */
+function registerRawRoute(app: TypedApp, routes: PublicRoutes): void {
   app.route({
     method: ['GET', 'HEAD'],
     url: '/p/:slug/raw',
@@ -115,24 +124,13 @@ export function registerPublicRoutes(app: TypedApp, ctx: RouteContext): void {
       const target = publicTarget(request);
       if (target === undefined) return sendPage(reply, 404, NOT_FOUND_PAGE);
       const { slug, version } = target;
-      const entry = await loadRaw(slug, version);
+      const entry = await routes.loadRaw(slug, version);
       if (entry === undefined) return sendPage(reply, 404, NOT_FOUND_PAGE);
-      let policy = openPolicyOf(version);
-      if (entry.locked) {
-        policy = 'private';
-        if (!hasCapability(request, slug, entry.passcodeGeneration) && !(await isOwner(request, slug))) {
-          const viewer = `/p/${slug}${version === undefined ? '' : `?v=${version}`}`;
-          return sendPage(
-            reply,
-            401,
-            simplePage(
-              'Passcode required',
-              `<p>This drop is protected by a passcode. <a href="${escapeHtml(viewer)}">Open it in the viewer</a> to enter it.</p>`,
-            ),
-            CACHE_PRIVATE,
-          );
-        }
+      if (entry.locked && !(await opensLockedDrop(routes.view, entry, accessOf(request)))) {
+        const viewer = `/p/${slug}${version === undefined ? '' : `?v=${version}`}`;
+        return sendPage(reply, 401, passcodeRequiredPage(viewer), CACHE_PRIVATE);
       }
+      const policy = entry.locked ? 'private' : openPolicyOf(version);
       // The fast path's writer, so every raw document goes out through one code path (serve/fast-path.ts).
       reply.hijack();
       try {
@@ -146,7 +144,11 @@ export function registerPublicRoutes(app: TypedApp, ctx: RouteContext): void {
       return reply;
     },
   });
+}
 
+/** `/p/<slug>[?v=<n>]`: the viewer page, the passcode gate, or a 404 page. */
+function registerViewerRoute(app: TypedApp, routes: PublicRoutes): void {
+  const { config, views } = routes.ctx;
   app.route({
     method: ['GET', 'HEAD'],
     url: '/p/:slug',
@@ -155,38 +157,31 @@ export function registerPublicRoutes(app: TypedApp, ctx: RouteContext): void {
       const { slug } = request.params as Params;
       if (!isValidSlug(slug)) return sendPage(reply, 404, NOT_FOUND_PAGE);
       const askedFor = (request.query as Query).v;
-      // undefined: the latest; null: a `?v=` that names no version (answered below, after the passcode gate).
       const requested = requestedVersion(askedFor);
-      const drop = await store.findDrop(slug);
-      if (drop === undefined) return sendPage(reply, 404, NOT_FOUND_PAGE);
-      const nonce = randomBytes(16).toString('base64');
-      reply.header('content-security-policy', viewerCsp(nonce, frameAncestors));
-      const versionQuery = typeof requested === 'number' ? `?v=${requested}` : '';
-      if (drop.locked && !hasCapability(request, slug, drop.passcodeGeneration)) {
+      const page = await findViewerPage(routes.view, slug, requested, accessOf(request));
+      if (page.kind === 'not_found') return sendPage(reply, 404, NOT_FOUND_PAGE);
+      const nonce = routes.pageNonce(reply);
+      if (page.kind === 'locked') {
         // No byte of the drop, not even its title or whether a version exists, before the passcode.
+        const versionQuery = typeof requested === 'number' ? `?v=${requested}` : '';
         const gate = renderGate({ slug, action: `/p/${slug}/unlock${versionQuery}`, error: null, nonce });
         return sendPage(reply, 200, gate, CACHE_PRIVATE);
       }
-      const versionNotFound = () => {
-        const named = String(askedFor).slice(0, 40);
-        return sendPage(reply, 404, versionNotFoundPage(slug, named, drop.latestVersion), 'no-store');
-      };
-      if (requested === null) return versionNotFound();
-      const number = requested ?? drop.latestVersion;
-      const [shown, versions] = await Promise.all([store.getVersion(slug, number), store.listVersions(slug)]);
-      if (shown === undefined) return versionNotFound();
-      const rawUrl = `/p/${slug}/raw?v=${number}`;
+      if (page.kind === 'version_not_found') {
+        return sendPage(reply, 404, versionNotFoundPage(slug, String(askedFor).slice(0, 40), page.latestVersion));
+      }
+      const { drop, shown, versions, frameCapability } = page;
+      const rawUrl = `/p/${slug}/raw?v=${shown.version}`;
       // A locked drop's iframe carries a capability token, so raw works inside the viewer whatever the browser's
       // cookie policy for frames. The Raw link does not: it opens in a tab of this browser, where the capability
       // cookie (path /p/<slug>) opens it, and a copied link does not hand out access.
-      const frameSrc = drop.locked
-        ? `${rawUrl}&${CAPABILITY_PARAM}=${encodeURIComponent(capabilities.issue(slug, drop.passcodeGeneration).token)}`
-        : rawUrl;
+      const frameSrc =
+        frameCapability === undefined ? rawUrl : `${rawUrl}&${CAPABILITY_PARAM}=${encodeURIComponent(frameCapability)}`;
       const html = renderViewer({
         slug,
         title: drop.title,
         description: drop.description ?? '',
-        version: number,
+        version: shown.version,
         latestVersion: drop.latestVersion,
         versions: versions.map((v) => ({ version: v.version, createdAt: v.createdAt })),
         createdAt: shown.createdAt,
@@ -201,7 +196,13 @@ export function registerPublicRoutes(app: TypedApp, ctx: RouteContext): void {
       return sendPage(reply, 200, html, drop.locked ? CACHE_PRIVATE : 'no-cache');
     },
   });
+}
 
+/** `POST /p/<slug>/unlock`: the passcode form, limited per client and per drop (domain/viewing.ts). */
+function registerUnlockRoute(app: TypedApp, routes: PublicRoutes): void {
+  const { config, capabilities } = routes.ctx;
+  const secureCookie = config.baseUrl.startsWith('https:');
+  const ownOrigin = new URL(config.baseUrl).origin;
   // The passcode form posts application/x-www-form-urlencoded; this encapsulated context parses it.
   app.register(async (gate) => {
     acceptFormPosts(gate);
@@ -209,30 +210,26 @@ export function registerPublicRoutes(app: TypedApp, ctx: RouteContext): void {
       const target = publicTarget(request);
       if (target === undefined) return sendPage(reply, 404, NOT_FOUND_PAGE);
       const { slug, version: requested } = target;
-      const passcode = formField(request.body, 'passcode');
       const versionQuery = requested === undefined ? '' : `?v=${requested}`;
-      const nonce = randomBytes(16).toString('base64');
-      reply.header('content-security-policy', viewerCsp(nonce, frameAncestors));
+      const nonce = routes.pageNonce(reply);
       const action = `/p/${slug}/unlock${versionQuery}`;
       // Another site (or a drop, from its opaque origin) must not spend a visitor's attempts or plant a
       // capability: refused before the passcode is looked at, and not counted.
       if (isForeignFormPost(request.headers, ownOrigin)) {
         return sendPage(reply, 403, renderGate({ slug, action, error: 'foreign', nonce }), CACHE_PRIVATE);
       }
-      const result = await unlockDrop(ctx.unlock, slug, request.ip, passcode);
+      const result = await unlockDrop(routes.ctx.unlock, slug, request.ip, formField(request.body, 'passcode'));
       switch (result.kind) {
         case 'not_found':
           return sendPage(reply, 404, NOT_FOUND_PAGE);
         case 'open':
           return reply.code(303).header('cache-control', CACHE_PRIVATE).redirect(`/p/${slug}${versionQuery}`, 303);
-        case 'rate_limited':
-          reply.header('retry-after', String(result.retryAfterSeconds));
-          return sendPage(
-            reply,
-            429,
-            renderGate({ slug, action, error: 'rate_limited', retryAfterSeconds: result.retryAfterSeconds, nonce }),
-            CACHE_PRIVATE,
-          );
+        case 'rate_limited': {
+          const { retryAfterSeconds } = result;
+          reply.header('retry-after', String(retryAfterSeconds));
+          const page = renderGate({ slug, action, error: 'rate_limited', retryAfterSeconds, nonce });
+          return sendPage(reply, 429, page, CACHE_PRIVATE);
+        }
         case 'wrong':
           return sendPage(reply, 401, renderGate({ slug, action, error: 'wrong', nonce }), CACHE_PRIVATE);
         case 'granted': {

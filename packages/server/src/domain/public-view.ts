@@ -1,0 +1,96 @@
+/**
+ * What a visitor of /p/<slug> may see (spec 4.6; docs/api.md 4.6): which drop and version a URL names, whether a
+ * locked drop opens for this visitor (a capability for its current passcode, or its owner's token), and the viewer
+ * page's content. The HTTP layer only adapts these answers; the bytes, variants and cache belong to serve/.
+ */
+import type { Store } from '../storage/store.js';
+import { authenticate, type TokenUseRecorder } from './accounts.js';
+import type { Capabilities } from './capability.js';
+import type { Clock } from './clock.js';
+import type { DropRecord, VersionContent, VersionInfo, VersionRecord } from './types.js';
+
+export interface PublicViewDeps {
+  readonly store: Store;
+  readonly clock: Clock;
+  readonly tokenUses: TokenUseRecorder;
+  readonly capabilities: Capabilities;
+}
+
+/** What a visitor presents: a capability (iframe token or cookie) and an Authorization header, either optional. */
+export interface VisitorAccess {
+  readonly capability: string | undefined;
+  readonly authorization: string | undefined;
+}
+
+/** The stored document behind `/p/<slug>/raw[?v=<n>]`, or undefined when the drop or the version does not exist. */
+export async function findRawDocument(
+  store: Store,
+  slug: string,
+  version: number | undefined,
+): Promise<{ drop: DropRecord; content: VersionContent } | undefined> {
+  const drop = await store.findDrop(slug);
+  if (drop === undefined) return undefined;
+  const content = await store.getVersionContent(slug, version);
+  return content === undefined ? undefined : { drop, content };
+}
+
+/** Whether the visitor holds a valid capability for this drop's current passcode generation. */
+export function holdsCapability(deps: PublicViewDeps, slug: string, generation: number, access: VisitorAccess) {
+  return deps.capabilities.verify(access.capability, slug, generation);
+}
+
+/**
+ * Whether a locked drop opens for this visitor: a capability for its current passcode, or the bearer token of the
+ * account that owns it (`ownerId`, known to the caller, so no second lookup of the drop).
+ */
+export async function opensLockedDrop(
+  deps: PublicViewDeps,
+  drop: { slug: string; passcodeGeneration: number; accountId: string },
+  access: VisitorAccess,
+): Promise<boolean> {
+  if (holdsCapability(deps, drop.slug, drop.passcodeGeneration, access)) return true;
+  if (access.authorization === undefined) return false;
+  try {
+    const caller = await authenticate(deps.store, deps.clock, deps.tokenUses, access.authorization);
+    return caller.account.id === drop.accountId;
+  } catch {
+    return false;
+  }
+}
+
+/** The viewer page for `/p/<slug>[?v=<n>]`: what it shows, or why it shows something else. */
+export type ViewerPage =
+  | { readonly kind: 'not_found' }
+  /** Locked, and the visitor holds no capability: the passcode gate, and not a byte of the drop. */
+  | { readonly kind: 'locked' }
+  /** The drop exists and opens, but `?v=` names no version of it. */
+  | { readonly kind: 'version_not_found'; readonly latestVersion: number }
+  | {
+      readonly kind: 'visible';
+      readonly drop: DropRecord;
+      readonly shown: VersionRecord;
+      readonly versions: readonly VersionInfo[];
+      /** A capability for the iframe's URL (locked drops only), so the frame opens whatever the cookie policy. */
+      readonly frameCapability: string | undefined;
+    };
+
+/**
+ * `requested`: a version number, undefined for the latest, or null for a `?v=` that names no possible version (its
+ * answer waits until the gate: a locked drop reveals nothing, not even which versions exist).
+ */
+export async function findViewerPage(
+  deps: PublicViewDeps,
+  slug: string,
+  requested: number | null | undefined,
+  access: VisitorAccess,
+): Promise<ViewerPage> {
+  const drop = await deps.store.findDrop(slug);
+  if (drop === undefined) return { kind: 'not_found' };
+  if (drop.locked && !holdsCapability(deps, slug, drop.passcodeGeneration, access)) return { kind: 'locked' };
+  if (requested === null) return { kind: 'version_not_found', latestVersion: drop.latestVersion };
+  const number = requested ?? drop.latestVersion;
+  const [shown, versions] = await Promise.all([deps.store.getVersion(slug, number), deps.store.listVersions(slug)]);
+  if (shown === undefined) return { kind: 'version_not_found', latestVersion: drop.latestVersion };
+  const frameCapability = drop.locked ? deps.capabilities.issue(slug, drop.passcodeGeneration).token : undefined;
+  return { kind: 'visible', drop, shown, versions, frameCapability };
+}
