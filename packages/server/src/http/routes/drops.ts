@@ -6,6 +6,7 @@ import type { ListQuery, Metadata } from '../../domain/types.js';
 import { ApiError } from '../../errors.js';
 import type { RouteContext, TypedApp } from '../app.js';
 import { presentDrop, presentVersion, presentVersionItem } from '../present.js';
+import type { Schemas } from '../schemas.js';
 import { METADATA_KEY_PATTERN } from '../schemas.js';
 import { refuseField, wrongField } from '../validation.js';
 import { registerPasscodeRoute } from './passcode-route.js';
@@ -44,16 +45,45 @@ function versionNumber(raw: string): number {
   return n;
 }
 
+/** What the /api/drops routes share: schemas, the response shapes, the presenter. */
+interface DropRouteKit {
+  readonly ctx: RouteContext;
+  readonly s: Schemas;
+  readonly errors: { readonly '4XX': { readonly $ref: string } };
+  dropResponse(status: number): Record<string, unknown>;
+  present(drop: Parameters<typeof presentDrop>[0]): ReturnType<typeof presentDrop>;
+  /** The routes that carry a document take bodies up to the transport cap; every other body is small (docs/api.md 8). */
+  readonly documentBody: number;
+}
+
 export function registerDropRoutes(app: TypedApp, ctx: RouteContext): void {
   const { schemas: s, config } = ctx;
   const errors = { '4XX': { $ref: 'Error#' } };
   app.addSchema(s.Drop);
   app.addSchema(s.ErrorBody);
-  const dropResponse = (status: number) => ({ [status]: { $ref: 'Drop#' }, ...errors });
-  const present = (drop: Parameters<typeof presentDrop>[0]) => presentDrop(drop, config.baseUrl);
+  const kit: DropRouteKit = {
+    ctx,
+    s,
+    errors,
+    dropResponse: (status) => ({ [status]: { $ref: 'Drop#' }, ...errors }),
+    present: (drop) => presentDrop(drop, config.baseUrl),
+    documentBody: config.limits.maxBodyBytes,
+  };
+  registerDropCollection(app, kit);
+  registerDropItem(app, kit);
+  registerVersionRoutes(app, kit);
+  registerPasscodeRoute(app, ctx, {
+    url: '/api/drops/:slug/passcode',
+    field: 'passcode',
+    body: s.PasscodeBody,
+    summary: 'Set, change or remove ("") the passcode',
+    tags: ['drops'],
+  });
+}
 
-  // The routes that carry a document take bodies up to the transport cap; every other body is small (docs/api.md 8).
-  const documentBody = config.limits.maxBodyBytes;
+/** `POST /api/drops` and `GET /api/drops` (spec 4.3). */
+function registerDropCollection(app: TypedApp, kit: DropRouteKit): void {
+  const { ctx, s, errors, dropResponse, present, documentBody } = kit;
   app.post(
     '/api/drops',
     {
@@ -89,7 +119,7 @@ export function registerDropRoutes(app: TypedApp, ctx: RouteContext): void {
     },
     async (request) => {
       const q = request.query;
-      const filters = metadataFilters(request.query as Record<string, unknown>, config.limits.maxMetadataKeyChars);
+      const filters = metadataFilters(request.query as Record<string, unknown>, ctx.config.limits.maxMetadataKeyChars);
       const query: ListQuery = {
         page: q.page,
         pageSize: q.pageSize,
@@ -111,7 +141,11 @@ export function registerDropRoutes(app: TypedApp, ctx: RouteContext): void {
       };
     },
   );
+}
 
+/** `GET`, `PUT`, `PATCH` and `DELETE /api/drops/<slug>` (spec 4.3). */
+function registerDropItem(app: TypedApp, kit: DropRouteKit): void {
+  const { ctx, s, errors, dropResponse, present, documentBody } = kit;
   app.get(
     '/api/drops/:slug',
     {
@@ -179,7 +213,11 @@ export function registerDropRoutes(app: TypedApp, ctx: RouteContext): void {
       return reply.code(204).send(null);
     },
   );
+}
 
+/** The versions of a drop: list, one version, delete one (spec 4.3, 3.2). */
+function registerVersionRoutes(app: TypedApp, kit: DropRouteKit): void {
+  const { ctx, s, errors, dropResponse, present } = kit;
   app.get(
     '/api/drops/:slug/versions',
     {
@@ -239,12 +277,4 @@ export function registerDropRoutes(app: TypedApp, ctx: RouteContext): void {
       return present(await drops.deleteVersion(ctx.drops, accountId, slug, versionNumber(n)));
     },
   );
-
-  registerPasscodeRoute(app, ctx, {
-    url: '/api/drops/:slug/passcode',
-    field: 'passcode',
-    body: s.PasscodeBody,
-    summary: 'Set, change or remove ("") the passcode',
-    tags: ['drops'],
-  });
 }

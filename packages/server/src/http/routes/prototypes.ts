@@ -7,19 +7,48 @@ import * as drops from '../../domain/drops.js';
 import type { DropRecord } from '../../domain/types.js';
 import type { RouteContext, TypedApp } from '../app.js';
 import { presentDrop } from '../present.js';
+import type { Schemas } from '../schemas.js';
 import { refuseField, wrongField } from '../validation.js';
 import { registerPasscodeRoute } from './passcode-route.js';
 
 const OWNER = { auth: 'owner' } as const;
 const WRITE = { auth: 'owner', write: true } as const;
 
+/** What the legacy routes share. */
+interface LegacyRouteKit {
+  readonly ctx: RouteContext;
+  readonly s: Schemas;
+  readonly errors: { readonly '4XX': { readonly $ref: string } };
+  dropResponse(status: number): Record<string, unknown>;
+  present(drop: DropRecord): ReturnType<typeof presentDrop>;
+  readonly tags: string[];
+}
+
 export function registerPrototypeRoutes(app: TypedApp, ctx: RouteContext): void {
   const { schemas: s, config } = ctx;
   const errors = { '4XX': { $ref: 'Error#' } };
-  const dropResponse = (status: number) => ({ [status]: { $ref: 'Drop#' }, ...errors });
-  const present = (drop: DropRecord) => presentDrop(drop, config.baseUrl);
-  const tags = ['legacy prototypes'];
+  const kit: LegacyRouteKit = {
+    ctx,
+    s,
+    errors,
+    dropResponse: (status) => ({ [status]: { $ref: 'Drop#' }, ...errors }),
+    present: (drop) => presentDrop(drop, config.baseUrl),
+    tags: ['legacy prototypes'],
+  };
+  registerLegacyCollection(app, kit);
+  registerLegacyItem(app, kit);
+  registerPasscodeRoute(app, ctx, {
+    url: '/api/prototypes/:slug/password',
+    field: 'password',
+    body: s.LegacyPasswordBody,
+    summary: 'Legacy: set, change or remove ("") the password',
+    tags: kit.tags,
+  });
+}
 
+/** Legacy `GET /api/prototypes` (a bare array) and `POST /api/prototypes` (spec 4.7). */
+function registerLegacyCollection(app: TypedApp, kit: LegacyRouteKit): void {
+  const { ctx, s, errors, dropResponse, present, tags } = kit;
   app.get(
     '/api/prototypes',
     {
@@ -33,7 +62,7 @@ export function registerPrototypeRoutes(app: TypedApp, ctx: RouteContext): void 
     async (request) => {
       const { items } = await drops.listDrops(ctx.drops, ctx.callerOf(request).account.id, {
         page: 1,
-        pageSize: config.limits.maxDropsPerAccount,
+        pageSize: ctx.config.limits.maxDropsPerAccount,
         sortBy: 'created_at',
         sortOrder: 'desc',
         metadata: {},
@@ -46,7 +75,7 @@ export function registerPrototypeRoutes(app: TypedApp, ctx: RouteContext): void 
     '/api/prototypes',
     {
       config: WRITE,
-      bodyLimit: config.limits.maxBodyBytes,
+      bodyLimit: ctx.config.limits.maxBodyBytes,
       preValidation: refuseField('passcode', wrongField('passcode', 'the legacy API calls it password')),
       schema: { summary: 'Legacy: create a drop', tags, body: s.LegacyCreateBody, response: dropResponse(201) },
     },
@@ -64,7 +93,11 @@ export function registerPrototypeRoutes(app: TypedApp, ctx: RouteContext): void 
       return reply.code(201).send(present(drop));
     },
   );
+}
 
+/** Legacy `GET`, `PUT` (everything optional) and `DELETE /api/prototypes/<slug>` (spec 4.7). */
+function registerLegacyItem(app: TypedApp, kit: LegacyRouteKit): void {
+  const { ctx, s, errors, dropResponse, present, tags } = kit;
   app.get(
     '/api/prototypes/:slug',
     {
@@ -79,7 +112,7 @@ export function registerPrototypeRoutes(app: TypedApp, ctx: RouteContext): void 
     '/api/prototypes/:slug',
     {
       config: WRITE,
-      bodyLimit: config.limits.maxBodyBytes,
+      bodyLimit: ctx.config.limits.maxBodyBytes,
       schema: {
         summary: 'Legacy: update; html (optional) creates a new version',
         tags,
@@ -124,12 +157,4 @@ export function registerPrototypeRoutes(app: TypedApp, ctx: RouteContext): void 
       return { deleted: true as const, slug: request.params.slug };
     },
   );
-
-  registerPasscodeRoute(app, ctx, {
-    url: '/api/prototypes/:slug/password',
-    field: 'password',
-    body: s.LegacyPasswordBody,
-    summary: 'Legacy: set, change or remove ("") the password',
-    tags,
-  });
 }
