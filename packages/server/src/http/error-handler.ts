@@ -1,0 +1,79 @@
+/**
+ * One way to answer an error (docs/api.md 7): anything thrown in a request becomes one ApiError, whose status comes
+ * from the code catalogue (errors.ts); /p/ paths answer it as an HTML page, everything else as the nested JSON
+ * body. Unknown paths get the JSON `not_found` or, for a browser outside /api/, the page-not-found page.
+ */
+import type { FastifyError, FastifyInstance } from 'fastify';
+import type { Limits } from '../config.js';
+import { ApiError, isApiError } from '../errors.js';
+import { prefersHtml } from './accept.js';
+import { escapeHtml, NOT_FOUND_PAGE, PAGE_NOT_FOUND_PAGE, simplePage } from './pages/layout.js';
+import { sendPage } from './routes/public.js';
+import { validationError } from './validation.js';
+
+/**
+ * Maps anything thrown during a request to the one ApiError the client sees. `bodyLimit` is the route's body cap:
+ * the document routes' cap is the transport cap of docs/api.md 7 (413 html_too_large); any other is body_too_large.
+ */
+function toApiError(error: FastifyError | Error, limits: Limits, bodyLimit: number | undefined): ApiError {
+  if (isApiError(error)) return error;
+  const fastifyError = error as FastifyError & { validation?: Parameters<typeof validationError>[1] };
+  if (fastifyError.validation !== undefined) {
+    return validationError(fastifyError.validationContext, fastifyError.validation);
+  }
+  const status = fastifyError.statusCode ?? 500;
+  if (status === 413 && bodyLimit !== undefined && bodyLimit < limits.maxBodyBytes) {
+    return new ApiError('body_too_large', {
+      message: `The request body is larger than this endpoint accepts (at most ${bodyLimit} bytes).`,
+      details: { max_bytes: bodyLimit },
+    });
+  }
+  if (status === 413) {
+    return new ApiError('html_too_large', {
+      status: 413,
+      message: `The request body is larger than the service accepts; the HTML may be at most ${limits.maxHtmlBytes} bytes.`,
+      details: { max_bytes: limits.maxHtmlBytes },
+    });
+  }
+  if (status === 404) return new ApiError('not_found');
+  if (status >= 400 && status < 500) {
+    return new ApiError(fastifyError.code?.startsWith('FST_ERR_CTP') ? 'invalid_json' : 'invalid_arg', {
+      message: error.message,
+    });
+  }
+  return new ApiError('internal', { cause: error });
+}
+
+/** Installs the error handler and the not-found handler on `app`. */
+export function installErrorHandlers(app: FastifyInstance, limits: Limits): void {
+  app.setErrorHandler(async (error, request, reply) => {
+    const apiError = toApiError(error as Error, limits, request.routeOptions.bodyLimit);
+    if (apiError.status >= 500) request.log.error({ err: error, reqId: request.id }, 'request failed');
+    if (apiError.status === 429 && request.releaseWrite !== null) {
+      await request.releaseWrite().catch((e: unknown) => request.log.error({ err: e }, 'write not released'));
+    }
+    if (request.url.startsWith('/p/')) {
+      // Public pages answer HTML, also when something fails.
+      return sendPage(
+        reply,
+        apiError.status,
+        simplePage('Something went wrong', `<p>${escapeHtml(apiError.message)}</p>`),
+      );
+    }
+    if (apiError.status === 401) {
+      reply.header('www-authenticate', apiError.code === 'invalid_token' ? 'Bearer error="invalid_token"' : 'Bearer');
+    }
+    if (apiError.retryAfterSeconds !== undefined) reply.header('retry-after', String(apiError.retryAfterSeconds));
+    return reply.code(apiError.status).type('application/json; charset=utf-8').send(apiError.toBody());
+  });
+
+  app.setNotFoundHandler((request, reply) => {
+    if (request.url.startsWith('/p/')) return sendPage(reply, 404, NOT_FOUND_PAGE);
+    // docs/api.md "Browser paths": a browser gets a page; /api/ and every other client get JSON.
+    if (!request.url.startsWith('/api/') && prefersHtml(request.headers.accept)) {
+      return sendPage(reply, 404, PAGE_NOT_FOUND_PAGE);
+    }
+    const error = new ApiError('not_found', { message: `No route ${request.method} ${request.url.split('?')[0]}.` });
+    return reply.code(404).send(error.toBody());
+  });
+}

@@ -1,0 +1,112 @@
+/**
+ * The service layer, wired once from the configuration and the store: the domain's dependencies, the caches and
+ * counters, the signing keys, the identity provider. `buildApp` (http/app.ts) builds the HTTP app on top of it; the
+ * process (server.ts) chooses the store, the counters, the bus and the clock. Tests pass their own parts.
+ */
+import type { Config } from './config.js';
+import { createLocalBus, type InvalidationBus } from './coordination/bus.js';
+import { createTokenUseRecorder, type TokenUseRecorder } from './domain/accounts.js';
+import { type Capabilities, createCapabilities } from './domain/capability.js';
+import { type Clock, systemClock } from './domain/clock.js';
+import type { DeviceFlowDeps } from './domain/device-flow.js';
+import type { DropChangeListener, DropDeps } from './domain/drops.js';
+import type { RandomInt } from './domain/ids.js';
+import type { RateCounter } from './domain/rate-counter.js';
+import { createViewCounter, type UnlockDeps, type ViewCounter } from './domain/viewing.js';
+import { createWriteLimiter, type WriteLimiter } from './domain/write-limit.js';
+import { createSigner, type Signer } from './http/signed-cookie.js';
+import { createIdentityProvider, type IdentityProvider } from './identity/index.js';
+import { loadSigningKeys, type SigningKeys } from './secrets.js';
+import { createRawCache, type RawCache } from './serve/raw-cache.js';
+import type { Store } from './storage/store.js';
+
+export interface ServiceOptions {
+  readonly config: Config;
+  readonly store: Store;
+  readonly clock?: Clock;
+  readonly random?: RandomInt;
+  /** Overrides the configured identity provider (tests). */
+  readonly identity?: IdentityProvider;
+  /** Shared rate-limit counters; the database by default. */
+  readonly counter?: RateCounter;
+  /** Cross-instance invalidation; in-process by default. */
+  readonly bus?: InvalidationBus;
+  /** Signing keys; loaded from the configuration (environment or key file) by default. */
+  readonly signingKeys?: SigningKeys;
+}
+
+export interface Services {
+  readonly config: Config;
+  readonly store: Store;
+  readonly clock: Clock;
+  readonly counter: RateCounter;
+  readonly bus: InvalidationBus;
+  readonly tokenUses: TokenUseRecorder;
+  readonly writeLimiter: WriteLimiter;
+  readonly rawCache: RawCache;
+  readonly views: ViewCounter;
+  readonly capabilities: Capabilities;
+  readonly signer: Signer;
+  readonly identity: IdentityProvider;
+  readonly device: DeviceFlowDeps;
+  readonly unlock: UnlockDeps;
+  readonly drops: DropDeps;
+  /** Where a committed change that could not be announced to other instances is reported (the app's log). */
+  onPublishFailure(report: (error: unknown, slug: string) => void): void;
+}
+
+export function createServices(options: ServiceOptions): Services {
+  const { config, store } = options;
+  const clock = options.clock ?? systemClock;
+  const counter = options.counter ?? store;
+  const bus = options.bus ?? createLocalBus();
+  const rawCache = createRawCache({ maxBytes: config.rawCacheBytes, now: () => clock.now() });
+  // Signing keys come from the environment or the data directory's key file, never the database (secrets.ts).
+  const keys = options.signingKeys ?? loadSigningKeys(config);
+  const capabilities = createCapabilities(keys.capability, clock, config.capabilityTtlMs);
+  const random = options.random === undefined ? {} : { random: options.random };
+  let reportPublishFailure: (error: unknown, slug: string) => void = () => undefined;
+  // Invalidate here at once, and tell the other instances (their raw caches must not serve the old document).
+  const listener: DropChangeListener = {
+    async dropChanged(slug) {
+      rawCache.invalidate(slug);
+      try {
+        await bus.publish(slug);
+      } catch (error) {
+        reportPublishFailure(error, slug);
+      }
+    },
+  };
+  const { limits } = config;
+  return {
+    config,
+    store,
+    clock,
+    counter,
+    bus,
+    tokenUses: createTokenUseRecorder(store),
+    writeLimiter: createWriteLimiter(counter, clock, limits),
+    rawCache,
+    views: createViewCounter(store),
+    capabilities,
+    signer: createSigner(keys.session, clock),
+    identity: options.identity ?? createIdentityProvider(config.identity),
+    device: { store, clock, ...random },
+    unlock: {
+      store,
+      counter,
+      clock,
+      capabilities,
+      policy: {
+        maxAttempts: limits.maxPasscodeAttempts,
+        windowMs: limits.passcodeWindowMs,
+        maxDropAttempts: Math.min(limits.maxDropPasscodeAttempts, limits.maxDropPasscodeAttemptsPerDay),
+        maxDropAttemptsPerDay: limits.maxDropPasscodeAttemptsPerDay,
+      },
+    },
+    drops: { store, clock, limits, listener, ...random },
+    onPublishFailure(report) {
+      reportPublishFailure = report;
+    },
+  };
+}
