@@ -45,6 +45,11 @@ export interface Limits {
   readonly maxDropPasscodeAttemptsPerDay: number;
   /** Device-flow starts per client address per minute. */
   readonly maxAuthStartsPerMinute: number;
+  /** Polls of one poll token per minute; more are answered `pending` with Retry-After (docs/api.md 3.1). */
+  readonly maxPollsPerMinute: number;
+  /** Wrong user codes per client address per window on /verify (docs/api.md 5.4: 20 per 15 minutes). */
+  readonly maxUserCodeGuesses: number;
+  readonly userCodeGuessWindowMs: number;
 }
 
 /** Settings of the configured identity provider (docs/api.md 5.4). */
@@ -132,6 +137,9 @@ export const DEFAULT_LIMITS: Limits = Object.freeze({
   maxDropPasscodeAttempts: 30,
   maxDropPasscodeAttemptsPerDay: 100,
   maxAuthStartsPerMinute: 20,
+  maxPollsPerMinute: 60,
+  maxUserCodeGuesses: 20,
+  userCodeGuessWindowMs: 15 * 60_000,
 });
 
 export class ConfigError extends Error {

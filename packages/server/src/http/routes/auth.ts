@@ -1,23 +1,30 @@
 /** The device-code endpoints an agent calls (spec 4.2; docs/api.md 4.2). */
 import { Type } from '@sinclair/typebox';
-import { clientGroup } from '../../domain/client-address.js';
 import { pollDeviceFlow, startDeviceFlow } from '../../domain/device-flow.js';
-import { sha256Hex } from '../../domain/ids.js';
-import { hitWindow } from '../../domain/rate-counter.js';
+import {
+  type GuardDeps,
+  isOverlongPollToken,
+  throttleDeviceStarts,
+  throttlePolls,
+} from '../../domain/device-guards.js';
 import { ApiError } from '../../errors.js';
 import type { RouteContext, TypedApp } from '../app.js';
-
-/** Polls per poll token per minute: twice the advertised interval is tolerated, beyond that 429. */
-const POLLS_PER_MINUTE = 60;
 
 function tooMany(retryAfterSeconds: number, what: string): ApiError {
   return new ApiError('rate_limited', { message: `${what}; retry in ${retryAfterSeconds} s.`, retryAfterSeconds });
 }
 
-export function registerAuthRoutes(app: TypedApp, ctx: RouteContext): void {
-  const { config, clock } = ctx;
-  const errors = { '4XX': { $ref: 'Error#' } };
+const errors = { '4XX': { $ref: 'Error#' } };
 
+export function registerAuthRoutes(app: TypedApp, ctx: RouteContext): void {
+  const guards: GuardDeps = { counter: ctx.counter, clock: ctx.clock, limits: ctx.config.limits };
+  registerStart(app, ctx, guards);
+  registerPoll(app, ctx, guards);
+}
+
+/** POST /api/auth/start, at most `maxAuthStartsPerMinute` per client address (docs/api.md 4.2). */
+function registerStart(app: TypedApp, ctx: RouteContext, guards: GuardDeps): void {
+  const { config } = ctx;
   app.post(
     '/api/auth/start',
     {
@@ -44,15 +51,8 @@ export function registerAuthRoutes(app: TypedApp, ctx: RouteContext): void {
       },
     },
     async (request) => {
-      const { retryAfterSeconds } = await hitWindow(
-        ctx.counter,
-        `start:${clientGroup(request.ip)}`,
-        config.limits.maxAuthStartsPerMinute,
-        60_000,
-        clock.now(),
-      );
-      if (retryAfterSeconds !== undefined)
-        throw tooMany(retryAfterSeconds, 'Too many sign-in requests from this address');
+      const started = await throttleDeviceStarts(guards, request.ip);
+      if (!started.allowed) throw tooMany(started.retryAfterSeconds, 'Too many sign-in requests from this address');
       const flow = await startDeviceFlow(ctx.device, request.body.label);
       return {
         code: flow.code,
@@ -63,7 +63,10 @@ export function registerAuthRoutes(app: TypedApp, ctx: RouteContext): void {
       };
     },
   );
+}
 
+/** GET /api/auth/poll: always 200 with a status, throttled per poll token (docs/api.md 3.1, 4.2). */
+function registerPoll(app: TypedApp, ctx: RouteContext, guards: GuardDeps): void {
   app.get(
     '/api/auth/poll',
     {
@@ -84,13 +87,12 @@ export function registerAuthRoutes(app: TypedApp, ctx: RouteContext): void {
     async (request, reply) => {
       const token = request.query.token;
       if (token === undefined || token === '') throw new ApiError('token_required');
-      if (token.length > 200) return { status: 'not_found' };
-      const name = `poll:${sha256Hex(token).slice(0, 32)}`;
-      const { retryAfterSeconds } = await hitWindow(ctx.counter, name, POLLS_PER_MINUTE, 60_000, clock.now());
+      if (isOverlongPollToken(token)) return { status: 'not_found' };
       // docs/api.md 4.2: poll always answers 200 with a status. Polling far faster than poll_interval is answered
       // "pending" without looking, with Retry-After as a hint, until the client slows down.
-      if (retryAfterSeconds !== undefined) {
-        reply.header('retry-after', String(retryAfterSeconds));
+      const polled = await throttlePolls(guards, token);
+      if (!polled.allowed) {
+        reply.header('retry-after', String(polled.retryAfterSeconds));
         return { status: 'pending' as const };
       }
       const result = await pollDeviceFlow(ctx.device, token);
