@@ -44,21 +44,9 @@ export interface RedisCoordination {
   close(): Promise<void>;
 }
 
-export function createRedisCoordination(url: string, prefix: string): RedisCoordination {
-  const client = new Redis(url, { maxRetriesPerRequest: 2 });
-  // Connected explicitly before SUBSCRIBE: a SUBSCRIBE queued before the connection is ready puts it in
-  // subscriber mode ahead of ioredis's ready check (INFO), which then fails, and the subscription is lost.
-  const subscriber = new Redis(url, { maxRetriesPerRequest: null, lazyConnect: true });
-  // Commands fail with their own errors (answered 500 and logged); the connection is retried by ioredis and its
-  // state is visible in readiness (`subscribed`). An 'error' listener keeps a lost connection from crashing us.
-  client.on('error', () => undefined);
-  subscriber.on('error', () => undefined);
-  const channel = `${prefix}invalidate`;
-  const ackChannel = `${prefix}invalidate-ack`;
-  const waiting = new Map<string, Waiting>();
-  let subscribed = false;
-
-  const counter: RateCounter = {
+/** Exact shared rate-limit counters: each hit is one Lua script, so a hit on several windows is all-or-nothing. */
+function createRedisCounter(client: Redis, prefix: string): RateCounter {
+  return {
     async hitRateWindows(windows: readonly RateWindow[]) {
       const args = windows.flatMap((w) => [String(w.limit), String(w.endsAt + 1000)]);
       const result = Number(
@@ -70,8 +58,16 @@ export function createRedisCoordination(url: string, prefix: string): RedisCoord
       await client.eval(RELEASE_SCRIPT, 1, prefix + key);
     },
   };
+}
 
-  const bus: InvalidationBus = {
+/** The acknowledged invalidation bus: publishes and acks on `client`, receives both channels on `subscriber`. */
+function createRedisBus(client: Redis, subscriber: Redis, prefix: string): InvalidationBus {
+  const channel = `${prefix}invalidate`;
+  const ackChannel = `${prefix}invalidate-ack`;
+  const waiting = new Map<string, Waiting>();
+  let subscribed = false;
+
+  return {
     async publish(slug) {
       const nonce = randomBytes(8).toString('hex');
       let finish: () => void = () => undefined;
@@ -136,10 +132,21 @@ export function createRedisCoordination(url: string, prefix: string): RedisCoord
       subscriber.disconnect();
     },
   };
+}
+
+export function createRedisCoordination(url: string, prefix: string): RedisCoordination {
+  const client = new Redis(url, { maxRetriesPerRequest: 2 });
+  // Connected explicitly before SUBSCRIBE: a SUBSCRIBE queued before the connection is ready puts it in
+  // subscriber mode ahead of ioredis's ready check (INFO), which then fails, and the subscription is lost.
+  const subscriber = new Redis(url, { maxRetriesPerRequest: null, lazyConnect: true });
+  // Commands fail with their own errors (answered 500 and logged); the connection is retried by ioredis and its
+  // state is visible in readiness (`subscribed`). An 'error' listener keeps a lost connection from crashing us.
+  client.on('error', () => undefined);
+  subscriber.on('error', () => undefined);
 
   return {
-    counter,
-    bus,
+    counter: createRedisCounter(client, prefix),
+    bus: createRedisBus(client, subscriber, prefix),
     async close() {
       subscriber.disconnect();
       await client.quit().catch(() => client.disconnect());

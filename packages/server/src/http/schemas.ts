@@ -11,7 +11,8 @@ export const METADATA_KEY_PATTERN = '^[A-Za-z0-9_](?:[A-Za-z0-9_.-]*[A-Za-z0-9_]
 
 const Millis = (description: string) => Type.Integer({ description: `${description} (Unix time in milliseconds)` });
 
-export function createSchemas(limits: Limits) {
+/** The request fields several bodies share, each bounded by the configured limits. */
+function fieldSchemas(limits: Limits) {
   const Metadata = Type.Unsafe<Record<string, string>>({
     type: 'object',
     description: `Owner-only tags: at most ${limits.maxMetadataKeys} keys; keys 1-${limits.maxMetadataKeyChars} of [A-Za-z0-9_.-] without leading or trailing dot or hyphen; string values of at most ${limits.maxMetadataValueChars} characters. Replaces the whole map; {} clears it.`,
@@ -38,7 +39,13 @@ export function createSchemas(limits: Limits) {
   const passcode = Type.String({
     description: `At least ${limits.minPasscodeChars} characters; "" means no passcode.`,
   });
+  return { Metadata, title, description, html, context, passcode };
+}
 
+type Fields = ReturnType<typeof fieldSchemas>;
+
+/** The two named components (`$id`) responses refer to: a drop and the error envelope. */
+function componentSchemas() {
   const Drop = Type.Object(
     {
       slug: Type.String(),
@@ -66,7 +73,10 @@ export function createSchemas(limits: Limits) {
     },
     { $id: 'Error' },
   );
+  return { Drop, ErrorBody };
+}
 
+function paramSchemas() {
   const SlugParams = Type.Object({ slug: Type.String({ pattern: SLUG_PATTERN }) });
   const VersionParams = Type.Object({
     slug: Type.String({ pattern: SLUG_PATTERN }),
@@ -74,14 +84,12 @@ export function createSchemas(limits: Limits) {
     n: Type.String({ description: 'Version number (integer from 1)' }),
   });
   const TokenParams = Type.Object({ id: Type.String({ pattern: TOKEN_ID_PATTERN, description: '12 lowercase hex' }) });
+  return { SlugParams, VersionParams, TokenParams };
+}
 
+/** The bodies of /api/drops writes. */
+function dropBodySchemas({ Metadata, title, description, html, context, passcode }: Fields) {
   return {
-    Metadata,
-    Drop,
-    ErrorBody,
-    SlugParams,
-    VersionParams,
-    TokenParams,
     CreateDropBody: Type.Object({
       title,
       description: Type.Optional(description),
@@ -103,22 +111,32 @@ export function createSchemas(limits: Limits) {
       metadata: Type.Optional(Metadata),
     }),
     PasscodeBody: Type.Object({ passcode }),
-    ListQuery: Type.Object(
-      {
-        page: Type.Integer({ minimum: 1, maximum: 1_000_000, default: 1 }),
-        pageSize: Type.Integer({ minimum: 1, maximum: limits.maxPageSize, default: limits.defaultPageSize }),
-        sortBy: Type.Union([Type.Literal('created_at'), Type.Literal('updated_at'), Type.Literal('view_count')], {
-          default: 'created_at',
-        }),
-        sortOrder: Type.Union([Type.Literal('asc'), Type.Literal('desc')], { default: 'desc' }),
+  };
+}
+
+/** The query of GET /api/drops: paging, sorting and metadata filters. */
+function listQuerySchema(limits: Limits) {
+  return Type.Object(
+    {
+      page: Type.Integer({ minimum: 1, maximum: 1_000_000, default: 1 }),
+      pageSize: Type.Integer({ minimum: 1, maximum: limits.maxPageSize, default: limits.defaultPageSize }),
+      sortBy: Type.Union([Type.Literal('created_at'), Type.Literal('updated_at'), Type.Literal('view_count')], {
+        default: 'created_at',
+      }),
+      sortOrder: Type.Union([Type.Literal('asc'), Type.Literal('desc')], { default: 'desc' }),
+    },
+    {
+      patternProperties: {
+        '^metadata\\.': Type.String({ maxLength: limits.maxMetadataValueChars }),
       },
-      {
-        patternProperties: {
-          '^metadata\\.': Type.String({ maxLength: limits.maxMetadataValueChars }),
-        },
-        description: 'metadata.<key>=<value> filters (repeat for AND).',
-      },
-    ),
+      description: 'metadata.<key>=<value> filters (repeat for AND).',
+    },
+  );
+}
+
+/** The other response shapes: a list page, versions and tokens. */
+function responseSchemas() {
+  return {
     Pagination: Type.Object({
       page: Type.Integer(),
       page_size: Type.Integer(),
@@ -148,7 +166,12 @@ export function createSchemas(limits: Limits) {
       created_at: Type.Integer(),
       last_used_at: Type.Union([Type.Integer(), Type.Null()]),
     }),
-    // The legacy shapes validate context and metadata exactly as /api/drops does (docs/api.md 4.7).
+  };
+}
+
+/** The legacy shapes validate context and metadata exactly as /api/drops does (docs/api.md 4.7). */
+function legacyBodySchemas({ Metadata, title, description, html, context, passcode }: Fields) {
+  return {
     LegacyCreateBody: Type.Object({
       title,
       description: Type.Optional(description),
@@ -165,6 +188,20 @@ export function createSchemas(limits: Limits) {
       metadata: Type.Optional(Metadata),
     }),
     LegacyPasswordBody: Type.Object({ password: passcode }),
+  };
+}
+
+/** Every route schema, keyed by name. */
+export function createSchemas(limits: Limits) {
+  const fields = fieldSchemas(limits);
+  return {
+    Metadata: fields.Metadata,
+    ...componentSchemas(),
+    ...paramSchemas(),
+    ...dropBodySchemas(fields),
+    ListQuery: listQuerySchema(limits),
+    ...responseSchemas(),
+    ...legacyBodySchemas(fields),
   };
 }
 

@@ -100,21 +100,24 @@ export const openPolicyOf = (version: number | undefined): CachePolicy => (versi
 const rawUrlOf = (slug: string, version: number | undefined) =>
   version === undefined ? `/p/${slug}/raw` : `/p/${slug}/raw?v=${version}`;
 
-export function createRawCache(options: RawCacheOptions = {}): RawCache {
-  const maxBytes = options.maxBytes ?? 256 * 1_048_576;
-  const maxEntries = options.maxEntries ?? 50_000;
-  const now = options.now ?? Date.now;
-  // 0: the cache is trusted (the normal state; a hit reads no clock). Otherwise the age limit while the bus is down.
-  let maxAgeMs = 0;
-  // Second-chance (CLOCK) replacement: a hit only sets a flag; eviction walks from the oldest insertion and gives
-  // flagged entries another round. Cheaper per hit than moving the key to the end of the Map.
+/**
+ * The stored slots and their body bytes, under second-chance (CLOCK) replacement: a hit only sets a flag; eviction
+ * walks from the oldest insertion and gives flagged entries another round. Cheaper per hit than moving the key to
+ * the end of the Map.
+ */
+interface SlotTable {
+  /** Read directly on a hit (one Map lookup); changed only through the methods. */
+  readonly entries: ReadonlyMap<string, Slot>;
+  /** Stores `slot` under `key` (replacing what was there), then evicts down to the bounds. */
+  put(key: string, slot: Slot): void;
+  remove(key: string): void;
+  removeSlug(slug: string): void;
+  removeAll(): void;
+}
+
+function createSlotTable(maxBytes: number, maxEntries: number): SlotTable {
   const entries = new Map<string, Slot>();
   const keysBySlug = new Map<string, Set<string>>();
-  // Change counter: every invalidation ticks it. A load stamped before a later change of its slug (or before a
-  // clear) is not stored. `floor` covers changes whose per-slug stamps were pruned.
-  let tick = 0;
-  let floor = 0;
-  const changedAt = new Map<string, number>();
   let bytes = 0;
 
   function remove(key: string): void {
@@ -143,12 +146,72 @@ export function createRawCache(options: RawCacheOptions = {}): RawCache {
     }
   }
 
+  return {
+    entries,
+    put(key, slot) {
+      const entry = slot.entry;
+      remove(key);
+      entries.set(key, slot);
+      bytes += entry.bytes;
+      const keys = keysBySlug.get(entry.slug) ?? new Set<string>();
+      keysBySlug.set(entry.slug, keys);
+      keys.add(key);
+      evict();
+    },
+    remove,
+    removeSlug(slug) {
+      for (const key of [...(keysBySlug.get(slug) ?? [])]) remove(key);
+    },
+    removeAll() {
+      for (const key of [...entries.keys()]) remove(key);
+    },
+  };
+}
+
+/**
+ * Change counter: every invalidation ticks it. A load stamped before a later change of its slug (or before a
+ * clear) is not stored. `floor` covers changes whose per-slug stamps were pruned.
+ */
+function createChangeLog() {
+  let tick = 0;
+  let floor = 0;
+  const changedAt = new Map<string, number>();
+  return {
+    generation: () => tick,
+    /** Whether a load of `slug` stamped `stamp` was overtaken by a change (or a clear). */
+    overtaken: (slug: string, stamp: number) => stamp < floor || (changedAt.get(slug) ?? 0) > stamp,
+    changed(slug: string): void {
+      tick++;
+      changedAt.set(slug, tick);
+      if (changedAt.size > 10_000) {
+        changedAt.clear();
+        floor = tick;
+      }
+    },
+    changedAll(): void {
+      tick++;
+      floor = tick;
+      changedAt.clear();
+    },
+  };
+}
+
+export function createRawCache(options: RawCacheOptions = {}): RawCache {
+  const maxBytes = options.maxBytes ?? 256 * 1_048_576;
+  const maxEntries = options.maxEntries ?? 50_000;
+  const now = options.now ?? Date.now;
+  // 0: the cache is trusted (the normal state; a hit reads no clock). Otherwise the age limit while the bus is down.
+  let maxAgeMs = 0;
+  const slots = createSlotTable(maxBytes, maxEntries);
+  const entries = slots.entries;
+  const changes = createChangeLog();
+
   /** A lookup that counts as a use for the replacement policy. */
   function hit(key: string): Slot | undefined {
     const slot = entries.get(key);
     if (slot === undefined) return undefined;
     if (maxAgeMs !== 0 && now() - slot.storedAt > maxAgeMs) {
-      remove(key);
+      slots.remove(key);
       return undefined;
     }
     slot.used = true;
@@ -158,32 +221,19 @@ export function createRawCache(options: RawCacheOptions = {}): RawCache {
   return {
     get: (slug, version) => hit(rawUrlOf(slug, version))?.entry,
     answersFor: hit,
-    generation: () => tick,
+    generation: changes.generation,
     set(entry, requested, stamp) {
-      if (stamp < floor || (changedAt.get(entry.slug) ?? 0) > stamp || entry.bytes > maxBytes) return;
+      if (changes.overtaken(entry.slug, stamp) || entry.bytes > maxBytes) return;
       const key = rawUrlOf(entry.slug, requested);
-      remove(key);
-      entries.set(key, slotOf(entry, openPolicyOf(requested), maxAgeMs === 0 ? 0 : now()));
-      bytes += entry.bytes;
-      const keys = keysBySlug.get(entry.slug) ?? new Set<string>();
-      keysBySlug.set(entry.slug, keys);
-      keys.add(key);
-      evict();
+      slots.put(key, slotOf(entry, openPolicyOf(requested), maxAgeMs === 0 ? 0 : now()));
     },
     invalidate(slug) {
-      tick++;
-      changedAt.set(slug, tick);
-      if (changedAt.size > 10_000) {
-        changedAt.clear();
-        floor = tick;
-      }
-      for (const key of [...(keysBySlug.get(slug) ?? [])]) remove(key);
+      changes.changed(slug);
+      slots.removeSlug(slug);
     },
     clear() {
-      tick++;
-      floor = tick;
-      changedAt.clear();
-      for (const key of [...entries.keys()]) remove(key);
+      changes.changedAll();
+      slots.removeAll();
     },
     limitAge(limit) {
       // Entries stored while trusted carry no time (0): under a limit they count as old, so they are reloaded.

@@ -1,17 +1,18 @@
 /** The agent protocol (GET /api/onboard), llms.txt and the agent card: one text, several shapes. */
-import type { Config } from '../../config.js';
+import type { Config, Limits } from '../../config.js';
 
-/** The Markdown protocol an agent follows end to end with curl. */
-export function onboardMarkdown(config: Config): string {
-  const b = config.baseUrl;
-  const l = config.limits;
+/** The heading and what the service does. */
+function introSection(b: string): string {
   return `# htmldrop: publish an HTML document, get a public URL
 
 Service: ${b}
 You upload one **complete, standalone HTML document** (inline CSS/JS, or assets from public CDNs; no local files,
-no build step). You get a public URL that never changes; uploading again creates a new numbered version behind it.
+no build step). You get a public URL that never changes; uploading again creates a new numbered version behind it.`;
+}
 
-## Fastest: the htmldrop CLI (Node.js 20.19+)
+/** The CLI and the MCP server, the shortest way in. */
+function cliSection(b: string): string {
+  return `## Fastest: the htmldrop CLI (Node.js 20.19+)
 The service hands out its own CLI; nothing else to install:
 
     export HTMLDROP_SERVER=${b}
@@ -34,9 +35,12 @@ Claude Code:
 Other MCP clients: command \`npx\`, args \`["--yes", "--package=${b}/mcp/htmldrop-mcp.tgz", "htmldrop-mcp"]\`,
 env \`{"HTMLDROP_SERVER": "${b}"}\`.
 
-Everything below is the same protocol with curl.
+Everything below is the same protocol with curl.`;
+}
 
-## 1. Get a token (once per machine)
+/** Step 1: the device flow and where tokens are kept. */
+function tokenSection(b: string): string {
+  return `## 1. Get a token (once per machine)
 Every owner call sends \`Authorization: Bearer <token>\`; tokens look like \`hd_...\` and never expire (revoke them).
 If you already have one (see "Where tokens live" below), skip to step 2. Otherwise run the device flow; a human
 approves once in a browser:
@@ -61,9 +65,12 @@ variable, \`~/.config/htmldrop/token\`. Store it with owner-only permissions:
     export HTMLDROP_TOKEN=$(cat ~/.config/htmldrop/token)
     curl -s ${b}/api/me -H "Authorization: Bearer $HTMLDROP_TOKEN"
 
-(An operator can also mint one on the server: \`htmldrop-server token create --user <login>\`.)
+(An operator can also mint one on the server: \`htmldrop-server token create --user <login>\`.)`;
+}
 
-## 2. Publish
+/** Step 2: the first upload. */
+function publishSection(b: string, l: Limits): string {
+  return `## 2. Publish
 Send the HTML as a JSON string. \`jq\` builds the body safely from a file:
 
     jq -n --rawfile html report.html --arg title "Q3 report" '{title:$title, html:$html}' \\
@@ -73,40 +80,68 @@ Send the HTML as a JSON string. \`jq\` builds the body safely from a file:
 Answer (201): a Drop with \`slug\`, \`url\` (the viewer page to share) and \`raw_url\` (the bare document).
 Optional fields: \`description\` (<= ${l.maxDescriptionChars} chars), \`passcode\` (>= ${l.minPasscodeChars} chars, a soft share gate),
 \`context\` (your reasoning trace for this version, <= ${l.maxContextBytes} bytes, shown behind a toggle on the viewer),
-\`metadata\` (owner-only string tags, <= ${l.maxMetadataKeys} keys, for finding the drop again; never shown publicly).
+\`metadata\` (owner-only string tags, <= ${l.maxMetadataKeys} keys, for finding the drop again; never shown publicly).`;
+}
 
-## 3. Update (same URL, new version)
+/** Step 3: a new version behind the same URL. */
+function updateSection(b: string): string {
+  return `## 3. Update (same URL, new version)
 
     jq -n --rawfile html report.html '{html:$html}' \\
       | curl -s -X PUT ${b}/api/drops/<slug> -H "Authorization: Bearer $HTMLDROP_TOKEN" \\
           -H 'Content-Type: application/json' --data-binary @-
 
 PUT always creates a new version (\`latest_version\` goes up). To change only title, description or metadata, use
-PATCH with those fields (no \`html\`). Any version stays viewable at \`${b}/p/<slug>?v=<n>\`.
+PATCH with those fields (no \`html\`). Any version stays viewable at \`${b}/p/<slug>?v=<n>\`.`;
+}
 
-## 4. Find before you publish ("lookup, then mutate")
+/** Step 4: finding a drop by its tags before writing. */
+function lookupSection(b: string): string {
+  return `## 4. Find before you publish ("lookup, then mutate")
 There is no server-side upsert. Tag your drops, look them up, then PUT to the match or POST a new one:
 
     curl -s -G ${b}/api/drops -H "Authorization: Bearer $HTMLDROP_TOKEN" \\
       --data-urlencode 'metadata.project=acme' --data-urlencode 'metadata.kind=weekly'
 
 \`data\` holds your matching drops (filters combine with AND). If exactly one matches, PUT to its slug; if none, POST
-with the same \`metadata\`. Serialize concurrent writers yourself: the service does not prevent two creates.
+with the same \`metadata\`. Serialize concurrent writers yourself: the service does not prevent two creates.`;
+}
 
-## 5. Everything else
+/** Step 5: the remaining endpoints. */
+function endpointsSection(b: string): string {
+  return `## 5. Everything else
 - \`GET /api/drops?page=1&pageSize=50&sortBy=created_at|updated_at|view_count&sortOrder=desc|asc\`
 - \`GET|PUT|PATCH|DELETE /api/drops/<slug>\`; \`GET /api/drops/<slug>/versions\`; \`GET|DELETE /api/drops/<slug>/v/<n>\`
 - \`POST /api/drops/<slug>/passcode\` with \`{"passcode":"..."}\` (\`""\` removes it)
 - \`GET /api/me\`, \`GET /api/tokens\`, \`DELETE /api/tokens/<id>\`
-- Machine-readable: ${b}/openapi.json
+- Machine-readable: ${b}/openapi.json`;
+}
 
-## Limits and errors
+/** The limits and how to react to errors. */
+function limitsSection(l: Limits): string {
+  return `## Limits and errors
 HTML <= ${l.maxHtmlBytes} bytes; title <= ${l.maxTitleChars} chars; ${l.maxVersionsPerDrop} versions per drop; ${l.maxDropsPerAccount} drops per account;
 ${l.maxWritesPerMinute} writes per minute and ${l.maxWritesPerDay} per day per account.
 Every error is \`{"error":{"code","message","details"}}\`; switch on \`code\`. On 429 \`rate_limited\` or
 \`daily_quota_exceeded\`, wait \`Retry-After\` seconds (also \`details.retry_after_seconds\`) and retry.
-\`quota_exceeded\` (too many drops) does not clear by waiting: delete drops first.
-`;
+\`quota_exceeded\` (too many drops) does not clear by waiting: delete drops first.`;
+}
+
+/** The Markdown protocol an agent follows end to end with curl: its sections, a blank line apart. */
+export function onboardMarkdown(config: Config): string {
+  const b = config.baseUrl;
+  const l = config.limits;
+  const sections = [
+    introSection(b),
+    cliSection(b),
+    tokenSection(b),
+    publishSection(b, l),
+    updateSection(b),
+    lookupSection(b),
+    endpointsSection(b),
+    limitsSection(l),
+  ];
+  return `${sections.join('\n\n')}\n`;
 }
 
 export function llmsTxt(config: Config): string {
