@@ -1,0 +1,74 @@
+/** The `publish` tool: a new drop, or with `upsert_by` a new version of the drop carrying those tags. */
+import { type Drop, type HtmlDropClient, upsertDrop } from '@htmldrop/client';
+import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { z } from 'zod';
+import { type ToolContext, warningsJson } from './context.js';
+import { htmlInput, metadata, STANDALONE_RULE } from './schema.js';
+
+const TOOL = {
+  title: 'Publish an HTML document',
+  description: `Publish a complete, standalone HTML document at a stable public URL and return the drop; share its \`url\`. ${STANDALONE_RULE}
+
+To keep ONE url for a document you regenerate (a report, a dashboard), pass \`upsert_by\` tags, e.g. {"project":"acme","kind":"weekly"}: the drop carrying all of them gets a new version behind the same url; if none does, a new drop with those tags is created; if several do, nothing changes and the error upsert_ambiguous lists them. Concurrent upserts on this machine are serialized.
+
+Returns {"action":"created"|"updated","drop":{slug,url,raw_url,latest_version,...},"warnings":[...]}; warnings name what may break (relative references to local files, a missing doctype).`,
+  inputSchema: {
+    ...htmlInput,
+    title: z.string().min(1).max(200).describe('Title shown on the viewer page (at most 200 characters).'),
+    description: z.string().max(500).optional().describe('Optional description (at most 500 characters).'),
+    context: z
+      .string()
+      .optional()
+      .describe(
+        'Optional reasoning trace recorded with this version (at most 65536 bytes). It is shown publicly on the viewer behind a toggle: no secrets.',
+      ),
+    passcode: z.string().min(4).optional().describe('Optional share gate (at least 4 characters); not encryption.'),
+    metadata: metadata.optional(),
+    upsert_by: metadata
+      .optional()
+      .describe(
+        'Tags that identify the drop to update (lookup, then update or create). On update, `metadata` keys are merged into the existing tags.',
+      ),
+  },
+  annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
+};
+
+type PublishInput = z.infer<z.ZodObject<typeof TOOL.inputSchema>>;
+
+/** Creates the drop, or upserts it when `upsert_by` names at least one tag. */
+async function publish(api: HtmlDropClient, args: PublishInput, html: string) {
+  const optional = {
+    ...(args.description === undefined ? {} : { description: args.description }),
+    ...(args.context === undefined ? {} : { context: args.context }),
+    ...(args.passcode === undefined ? {} : { passcode: args.passcode }),
+  };
+  let result: { action: 'created' | 'updated'; drop: Drop };
+  if (args.upsert_by !== undefined && Object.keys(args.upsert_by).length > 0) {
+    result = await upsertDrop(api, {
+      match: args.upsert_by,
+      html,
+      title: args.title,
+      ...optional,
+      ...(args.metadata === undefined ? {} : { metadata: args.metadata }),
+    });
+  } else {
+    const drop = await api.createDrop({
+      title: args.title,
+      html,
+      ...optional,
+      ...(args.metadata === undefined ? {} : { metadata: args.metadata }),
+    });
+    result = { action: 'created', drop };
+  }
+  return result;
+}
+
+export function registerPublishTool(mcp: McpServer, { guarded, documentOf }: ToolContext): void {
+  mcp.registerTool('publish', TOOL, (args) =>
+    guarded(async (client) => {
+      const { html, warnings } = await documentOf(args);
+      const result = await publish(await client(), args, html);
+      return { ...result, warnings: warningsJson(warnings) };
+    }),
+  );
+}

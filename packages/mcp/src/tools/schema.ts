@@ -1,0 +1,24 @@
+/** The input fields several tools share, and the standalone-document rule their descriptions state. */
+import { z } from 'zod';
+
+export const STANDALONE_RULE =
+  'The HTML must be ONE complete, standalone HTML document: start with <!doctype html>, keep CSS and JavaScript inline ' +
+  '(or load them from public https:// CDNs), embed images as data: URLs or use absolute https:// URLs. Relative ' +
+  'references to local files (images, stylesheets, scripts, other pages) will NOT load: only this one document is ' +
+  'uploaded, and it is shown in a sandboxed iframe. No build step happens. At most 2 MiB (2097152 bytes).';
+
+export const slug = z.string().min(1).max(64).describe('The drop identifier (the last part of its url).');
+export const metadata = z
+  .record(z.string(), z.string())
+  .describe(
+    'Owner-only tags (string values; at most 10 keys of [A-Za-z0-9_.-], values up to 256 characters). Never shown publicly.',
+  );
+export const htmlInput = {
+  html: z.string().optional().describe(`The document. ${STANDALONE_RULE} Give html or file, not both.`),
+  file: z
+    .string()
+    .optional()
+    .describe(
+      'Instead of html: path of an .html file on the machine running this MCP server (relative to its working directory).',
+    ),
+};

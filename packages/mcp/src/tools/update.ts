@@ -1,0 +1,43 @@
+/** The `update` tool: a new version of a drop given by slug; `metadata` is merged into its tags. */
+import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { z } from 'zod';
+import { type ToolContext, warningsJson } from './context.js';
+import { htmlInput, metadata, STANDALONE_RULE, slug } from './schema.js';
+
+const TOOL = {
+  title: 'Upload a new version of a drop',
+  description: `Upload a new version of an existing drop: same url, latest_version + 1 (older versions stay viewable at url?v=<n>). ${STANDALONE_RULE}
+
+Returns {"action":"updated","drop":{...},"warnings":[...]}.`,
+  inputSchema: {
+    slug,
+    ...htmlInput,
+    title: z.string().min(1).max(200).optional().describe('New title (optional).'),
+    description: z.string().max(500).optional().describe('New description (optional).'),
+    context: z
+      .string()
+      .optional()
+      .describe('Reasoning trace for this version (optional, shown publicly behind a toggle).'),
+    metadata: metadata.optional().describe('Tags to set; merged into the existing tags (other keys are kept).'),
+  },
+  annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
+};
+
+export function registerUpdateTool(mcp: McpServer, { guarded, documentOf }: ToolContext): void {
+  mcp.registerTool('update', TOOL, (args) =>
+    guarded(async (client) => {
+      const { html, warnings } = await documentOf(args);
+      const api = await client();
+      const merged =
+        args.metadata === undefined ? undefined : { ...(await api.getDrop(args.slug)).metadata, ...args.metadata };
+      const drop = await api.updateDrop(args.slug, {
+        html,
+        ...(args.title === undefined ? {} : { title: args.title }),
+        ...(args.description === undefined ? {} : { description: args.description }),
+        ...(args.context === undefined ? {} : { context: args.context }),
+        ...(merged === undefined ? {} : { metadata: merged }),
+      });
+      return { action: 'updated', drop, warnings: warningsJson(warnings) };
+    }),
+  );
+}
