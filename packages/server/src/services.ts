@@ -51,6 +51,8 @@ export interface Services {
   readonly device: DeviceFlowDeps;
   readonly unlock: UnlockDeps;
   readonly drops: DropDeps;
+  /** Writes every coalesced counter now (token last use, view counts). */
+  flushCounters(): Promise<void>;
   /** Where a committed change that could not be announced to other instances is reported (the app's log). */
   onPublishFailure(report: (error: unknown, slug: string) => void): void;
 }
@@ -78,16 +80,18 @@ export function createServices(options: ServiceOptions): Services {
     },
   };
   const { limits } = config;
+  const tokenUses = createTokenUseRecorder(store);
+  const views = createViewCounter(store);
   return {
     config,
     store,
     clock,
     counter,
     bus,
-    tokenUses: createTokenUseRecorder(store),
+    tokenUses,
     writeLimiter: createWriteLimiter(counter, clock, limits),
     rawCache,
-    views: createViewCounter(store),
+    views,
     capabilities,
     signer: createSigner(keys.session, clock),
     identity: options.identity ?? createIdentityProvider(config.identity),
@@ -105,6 +109,9 @@ export function createServices(options: ServiceOptions): Services {
       },
     },
     drops: { store, clock, limits, listener, ...random },
+    async flushCounters() {
+      await Promise.all([tokenUses.flush(), views.flush()]);
+    },
     onPublishFailure(report) {
       reportPublishFailure = report;
     },

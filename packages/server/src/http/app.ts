@@ -23,9 +23,9 @@ import type { UnlockDeps, ViewCounter } from '../domain/viewing.js';
 import type { WriteLimiter } from '../domain/write-limit.js';
 import { ApiError } from '../errors.js';
 import type { IdentityProvider } from '../identity/index.js';
-import { createRawFastPath } from '../serve/fast-path.js';
+import { createRawFastPath, type FastPath } from '../serve/fast-path.js';
 import type { RawCache } from '../serve/raw-cache.js';
-import { createServices, type ServiceOptions } from '../services.js';
+import { createServices, type ServiceOptions, type Services } from '../services.js';
 import type { Store } from '../storage/store.js';
 import { limitConnectionsPerClient } from './connection-limit.js';
 import { installErrorHandlers } from './error-handler.js';
@@ -96,14 +96,33 @@ export type App = FastifyInstance & {
 
 export async function buildApp(options: AppOptions): Promise<App> {
   const services = createServices(options);
-  const { config, store, clock, bus, tokenUses, writeLimiter, rawCache, views } = services;
-  const schemas = createSchemas(config.limits);
-  const fastPath = createRawFastPath(rawCache);
-
+  const { config, clock, bus, rawCache } = services;
   /** Set when the app starts closing: new requests on kept-alive connections get 503 shutting_down. */
-  let closing = false;
-  const app = Fastify({
-    logger: options.logger ?? false,
+  const state = { closing: false };
+  const app = createFastify(config, options.logger, createRawFastPath(rawCache), state);
+  await installRequestHandling(app, services);
+  registerRoutes(app, services);
+  services.onPublishFailure((error, slug) =>
+    // The write is committed; other instances' caches may lag. Loud in the log, not a failed request.
+    app.log.error({ err: error, slug }, 'invalidation not published'),
+  );
+  await bus.subscribe(createCacheReceiver(rawCache, config.cacheMaxAgeWithoutBusMs, app.log, () => clock.now()));
+  keepCountersFlushed(app, services);
+  app.addHook('preClose', async () => {
+    state.closing = true;
+  });
+  return app as unknown as App;
+}
+
+/** Fastify with the service's server: timeouts, the connection cap, the shutdown answer, then the fast path. */
+function createFastify(
+  config: Config,
+  logger: FastifyServerOptions['logger'],
+  fastPath: FastPath,
+  state: { readonly closing: boolean },
+) {
+  return Fastify({
+    logger: logger ?? false,
     // Small by default; the routes that carry a document raise it (docs/api.md 8). Fastify refuses a body over the
     // cap from its Content-Length before reading it, and stops reading a chunked one at the cap.
     bodyLimit: config.limits.maxSmallBodyBytes,
@@ -131,7 +150,7 @@ export async function buildApp(options: AppOptions): Promise<App> {
           connectionsCheckingInterval: Math.min(1000, config.headersTimeoutMs),
         },
         (request, response) => {
-          if (closing) answerShuttingDown(response);
+          if (state.closing) answerShuttingDown(response);
           else if (!fastPath(request, response)) handler(request, response);
         },
       );
@@ -139,7 +158,11 @@ export async function buildApp(options: AppOptions): Promise<App> {
       return server;
     },
   }).withTypeProvider<TypeBoxTypeProvider>();
+}
 
+/** Body parsing, validation, decorations, OpenAPI, the owner-auth and write-limit hook, and the error handlers. */
+async function installRequestHandling(app: TypedApp, services: Services): Promise<void> {
+  const { config, store, clock, tokenUses, writeLimiter, views, rawCache } = services;
   app.setValidatorCompiler(createValidatorCompiler());
   app.removeAllContentTypeParsers();
   // JSON whatever the declared type: `curl -d` sends form-urlencoded by default and should still work.
@@ -150,13 +173,9 @@ export async function buildApp(options: AppOptions): Promise<App> {
       done(error as Error, undefined);
     }
   });
-
   const ownerRoutes: Array<{ method: string; url: string }> = [];
   app.decorate('ownerRoutes', ownerRoutes);
-  const flushAll = async () => {
-    await Promise.all([tokenUses.flush(), views.flush()]);
-  };
-  app.decorate('services', { tokenUses, writeLimiter, views, rawCache, flush: flushAll });
+  app.decorate('services', { tokenUses, writeLimiter, views, rawCache, flush: services.flushCounters });
   app.decorateRequest('caller', null);
   app.decorateRequest('releaseWrite', null);
   app.addHook('onRoute', (route) => {
@@ -166,7 +185,6 @@ export async function buildApp(options: AppOptions): Promise<App> {
     }
     route.schema = { ...route.schema, security: [{ bearer: [] }] };
   });
-
   await app.register(swagger, {
     openapi: {
       openapi: '3.1.0',
@@ -179,7 +197,6 @@ export async function buildApp(options: AppOptions): Promise<App> {
       components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer', description: 'hd_... token' } } },
     },
   });
-
   app.addHook('onRequest', async (request, reply) => {
     reply.header('x-request-id', request.id);
     if (request.url.startsWith('/api/')) reply.header('cache-control', 'no-store');
@@ -188,19 +205,21 @@ export async function buildApp(options: AppOptions): Promise<App> {
     request.caller = await authenticate(store, clock, tokenUses, request.headers.authorization);
     if (routeConfig.write === true) request.releaseWrite = await writeLimiter.consume(request.caller.account.id);
   });
-
   installErrorHandlers(app, config.limits);
+}
 
+/** Every route module, each with what it needs. */
+function registerRoutes(app: TypedApp, services: Services): void {
   const context: RouteContext = {
-    config,
-    store,
-    clock,
-    schemas,
+    config: services.config,
+    store: services.store,
+    clock: services.clock,
+    schemas: createSchemas(services.config.limits),
     drops: services.drops,
-    tokenUses,
-    rawCache,
+    tokenUses: services.tokenUses,
+    rawCache: services.rawCache,
     capabilities: services.capabilities,
-    views,
+    views: services.views,
     unlock: services.unlock,
     device: services.device,
     identity: services.identity,
@@ -218,33 +237,21 @@ export async function buildApp(options: AppOptions): Promise<App> {
   registerPublicRoutes(app, context);
   registerAuthRoutes(app, context);
   registerVerifyRoutes(app, context);
-  registerHealthRoutes(app, {
-    checkDatabase: () => store.ping(),
-    bus,
-  });
+  registerHealthRoutes(app, { checkDatabase: () => services.store.ping(), bus: services.bus });
+}
 
-  services.onPublishFailure((error, slug) =>
-    // The write is committed; other instances' caches may lag. Loud in the log, not a failed request.
-    app.log.error({ err: error, slug }, 'invalidation not published'),
-  );
-
-  // Coalesced background writes (token last use, view counts): periodic, and once more on close.
+/** Coalesced background writes (token last use, view counts): periodic, and once more on close. */
+function keepCountersFlushed(app: TypedApp, services: Services): void {
+  const flush = () => services.flushCounters().catch((error: unknown) => app.log.error({ err: error }, 'flush failed'));
   let flushTimer: NodeJS.Timeout | undefined;
-  const flush = () => flushAll().catch((error: unknown) => app.log.error({ err: error }, 'flush failed'));
-  await bus.subscribe(createCacheReceiver(rawCache, config.cacheMaxAgeWithoutBusMs, app.log, () => clock.now()));
   app.addHook('onReady', async () => {
-    flushTimer = setInterval(flush, config.flushIntervalMs);
+    flushTimer = setInterval(flush, services.config.flushIntervalMs);
     flushTimer.unref();
-  });
-  app.addHook('preClose', async () => {
-    closing = true;
   });
   app.addHook('onClose', async () => {
     clearInterval(flushTimer);
     await flush();
   });
-
-  return app as unknown as App;
 }
 
 /** The app as route modules see it: typed request bodies from the TypeBox schemas. */
