@@ -145,6 +145,11 @@ export async function addVersion(
   input: NewVersionInput,
 ): Promise<DropRecord> {
   await getOwnedDrop(deps, accountId, slug);
+  return appendChecked(deps, slug, input);
+}
+
+/** The checks and the append shared by addVersion and restoreVersion; ownership is already checked. */
+async function appendChecked(deps: DropDeps, slug: string, input: NewVersionInput): Promise<DropRecord> {
   const sizeBytes = htmlBytes(input.html, deps.limits);
   const context = checkedContext(input.context, deps.limits);
   const result = await deps.store.appendVersion(
@@ -238,4 +243,24 @@ export async function deleteVersion(
   if (result === 'last_version') throw new ApiError('last_version_cannot_be_deleted', { details: { version } });
   await deps.listener.dropChanged(slug);
   return result;
+}
+
+/**
+ * Makes an earlier version current again by appending a copy of its stored html and context as a new version (old
+ * numbers are never reused). Limits apply as to any upload: they may have been lowered since that version was
+ * stored. Title, description and metadata stay as they are.
+ */
+export async function restoreVersion(
+  deps: DropDeps,
+  accountId: string,
+  slug: string,
+  version: number,
+): Promise<DropRecord> {
+  await getOwnedDrop(deps, accountId, slug);
+  const [content, record] = await Promise.all([
+    deps.store.getVersionContent(slug, version),
+    deps.store.getVersion(slug, version),
+  ]);
+  if (content === undefined || record === undefined) throw versionNotFound(slug, version);
+  return appendChecked(deps, slug, { html: content.html, context: record.context ?? undefined });
 }

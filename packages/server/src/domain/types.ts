@@ -65,6 +65,8 @@ export interface ListQuery {
   readonly sortOrder: SortOrder;
   /** AND-combined equality filters on metadata values. */
   readonly metadata: Metadata;
+  /** Case-insensitive substring of the title; absent or empty means no filter. ANDed with the metadata filters. */
+  readonly titleContains?: string;
 }
 
 /** Stored state of a device-code request; the public poll status is derived from it (domain/device-flow.ts). */

@@ -11,6 +11,11 @@ export interface Dialect {
    */
   jsonText(column: 'metadata', key: string): RawBuilder<string | null>;
   /**
+   * True when text column `column` contains `text`, ignoring case (ASCII case at least: SQLite's LIKE folds ASCII
+   * only). `%`, `_` and `\` in `text` match literally.
+   */
+  containsIgnoringCase(column: 'title', text: string): RawBuilder<boolean>;
+  /**
    * Schema for Kysely's migration tables, when the dialect has schemas. Needed on PostgreSQL: without it the
    * migrator's existence check sees migration tables of other schemas in the same database.
    */
@@ -18,3 +23,17 @@ export interface Dialect {
   /** The database server's current time, Unix ms. */
   now(): Promise<number>;
 }
+
+/**
+ * LIKE pattern for "contains `text`", its wildcards and the escape character escaped with LIKE_ESCAPE. Shared by the
+ * dialects' containsIgnoringCase.
+ */
+export function containsPattern(text: string): string {
+  return `%${text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+}
+
+/**
+ * The ESCAPE character of containsPattern (one backslash). Bound as a parameter, not written as a literal: a
+ * backslash in a PostgreSQL string literal depends on standard_conforming_strings.
+ */
+export const LIKE_ESCAPE = '\\';

@@ -1,7 +1,7 @@
 /** PostgreSQL through node-postgres: the pool, its type parsing, and the dialect's quirks. */
 import { Kysely, PostgresDialect, sql } from 'kysely';
 import pg from 'pg';
-import type { Dialect } from './dialect.js';
+import { containsPattern, type Dialect, LIKE_ESCAPE } from './dialect.js';
 import type { Database } from './schema.js';
 
 export interface PostgresOptions {
@@ -33,6 +33,8 @@ export function openPostgres(url: string, options: PostgresOptions = {}): Dialec
     name: 'postgres',
     db,
     jsonText: (column, key) => sql<string | null>`(${sql.ref(column)}::jsonb ->> ${key})`,
+    containsIgnoringCase: (column, text) =>
+      sql<boolean>`(${sql.ref(column)} ilike ${containsPattern(text)} escape ${LIKE_ESCAPE})`,
     async now() {
       const { rows } = await sql<{
         ms: string;

@@ -4,7 +4,7 @@ import path from 'node:path';
 import SqliteDatabase from 'better-sqlite3';
 import { Kysely, SqliteDialect, sql } from 'kysely';
 import { ensurePrivateDir } from '../private-dir.js';
-import type { Dialect } from './dialect.js';
+import { containsPattern, type Dialect, LIKE_ESCAPE } from './dialect.js';
 import type { Database } from './schema.js';
 
 export const SQLITE_FILE_NAME = 'htmldrop.sqlite';
@@ -36,6 +36,9 @@ export function openSqliteFile(file: string): Dialect {
     name: 'sqlite',
     db,
     jsonText: (column, key) => sql<string | null>`json_extract(${sql.ref(column)}, ${`$."${key}"`})`,
+    // LIKE ignores ASCII case (case_sensitive_like is never set).
+    containsIgnoringCase: (column, text) =>
+      sql<boolean>`(${sql.ref(column)} like ${containsPattern(text)} escape ${LIKE_ESCAPE})`,
     migrationSchema: async () => undefined,
     // Embedded: the database runs on this machine's clock.
     now: async () => Date.now(),

@@ -146,6 +146,58 @@ for (const dialect of DIALECTS) {
       expect(page2.items).toHaveLength(1);
     });
 
+    it('filters by a title substring, ignoring case and matching %, _ and \\ literally', async () => {
+      const owner = await store.ensureAccount(
+        { provider: 'local', subject: 'titles', login: 'titles' },
+        'u_titles000000000',
+        T0,
+      );
+      const drops: Array<[string, Record<string, string>]> = [
+        ['Quarterly Report', { kind: 'finance' }],
+        ['quarterly budget', { kind: 'finance' }],
+        ['Annual REPORT', { kind: 'summary' }],
+        ['100% done', {}],
+        ['100 percent', {}],
+        ['a_b', {}],
+        ['axb', {}],
+        ['back\\slash', {}],
+        ['backxslash', {}],
+      ];
+      for (const [i, [title, metadata]] of drops.entries()) {
+        await store.createDrop(newDrop(owner.id, { title, metadata, now: T0 + i }), 100);
+      }
+      const list = (
+        titleContains: string | undefined,
+        metadata: Record<string, string> = {},
+        page = 1,
+        pageSize = 20,
+      ) =>
+        store.listDrops(owner.id, { page, pageSize, sortBy: 'created_at', sortOrder: 'asc', metadata, titleContains });
+      const titles = async (titleContains: string, metadata: Record<string, string> = {}) =>
+        (await list(titleContains, metadata)).items.map((d) => d.title);
+
+      expect(await titles('report')).toEqual(['Quarterly Report', 'Annual REPORT']);
+      expect(await titles('QUARTERLY')).toEqual(['Quarterly Report', 'quarterly budget']);
+      expect(await titles('100%')).toEqual(['100% done']);
+      expect(await titles('%')).toEqual(['100% done']);
+      expect(await titles('a_b')).toEqual(['a_b']);
+      expect(await titles('_')).toEqual(['a_b']);
+      expect(await titles('k\\s')).toEqual(['back\\slash']);
+      expect(await titles('nothing like it')).toEqual([]);
+      expect((await list('')).total).toBe(drops.length);
+      expect((await list(undefined)).total).toBe(drops.length);
+
+      expect(await titles('report', { kind: 'finance' })).toEqual(['Quarterly Report']);
+      expect(await titles('budget', { kind: 'summary' })).toEqual([]);
+
+      const page2 = await list('RePoRt', {}, 2, 1);
+      expect(page2.total).toBe(2);
+      expect(page2.items.map((d) => d.title)).toEqual(['Annual REPORT']);
+      const page3 = await list('report', {}, 3, 1);
+      expect(page3.total).toBe(2);
+      expect(page3.items).toEqual([]);
+    });
+
     it('counts rate windows all-or-nothing and never above the limit', async () => {
       const windows = [
         { key: `${dialect}:m`, limit: 5, endsAt: T0 + 60_000 },

@@ -1,6 +1,6 @@
 /**
- * Drops and their versions over Kysely: create, list with metadata filters, append and delete versions, passcode,
- * view counts, delete. Each method's atomicity is stated on it in ../store.ts.
+ * Drops and their versions over Kysely: create, list with metadata and title filters, append and delete versions,
+ * passcode, view counts, delete. Each method's atomicity is stated on it in ../store.ts.
  */
 import type { Kysely, Transaction } from 'kysely';
 import type { DropRecord, ListQuery, VersionInfo } from '../../domain/types.js';
@@ -107,6 +107,7 @@ function listDrops(dialect: Dialect): Store['listDrops'] {
     for (const [key, value] of Object.entries(query.metadata)) {
       base = base.where(dialect.jsonText('metadata', key), '=', value);
     }
+    if (query.titleContains) base = base.where(dialect.containsIgnoringCase('title', query.titleContains));
     const counted = await base
       .select((eb) => eb.fn.countAll<number | string | bigint>().as('n'))
       .executeTakeFirstOrThrow();
