@@ -53,7 +53,7 @@ async function resolveUser(store: Store, user: string): Promise<Account> {
     const ids = matches.map((a) => `${a.id} (${a.provider})`).join(', ');
     throw new UsageError(`login "${user}" exists under several providers: ${ids}; pass --user <user_id>`);
   }
-  return matches[0] ?? ensureAccount(store, systemClock, { provider: 'local', subject: user, login: user });
+  return matches[0] ?? ensureAccount({ store, clock: systemClock }, { provider: 'local', subject: user, login: user });
 }
 
 async function withStore<T>(work: (store: Store) => Promise<T>): Promise<T> {

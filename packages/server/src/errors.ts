@@ -40,6 +40,20 @@ export const ERROR_STATUS = {
   headers_too_large: 431,
   /** The client did not send its headers or body in time. */
   request_timeout: 408,
+  /** Pages only (/p/ raw): the drop is locked and the request holds no capability. */
+  locked: 401,
+  /** Pages only (the passcode gate): the passcode is wrong. */
+  wrong_passcode: 401,
+  /** Pages only (/verify): the device request expired or was denied. */
+  expired: 410,
+  /** Pages only (/verify): the device request was already approved or denied. */
+  already_decided: 409,
+  /** Pages only: the identity provider refused the sign-in, or the sign-in cookie is missing or stale. */
+  sign_in_failed: 400,
+  /** Pages only: the identity provider could not be reached. */
+  provider_unreachable: 502,
+  /** Pages only: a form POST without the service's Origin (and, where signed in, its CSRF token). */
+  cross_site: 403,
   internal: 500,
 } as const satisfies Record<string, number>;
 
@@ -75,6 +89,13 @@ const DEFAULT_MESSAGES: Record<ErrorCode, string> = {
   bad_request: 'The request is not valid HTTP.',
   headers_too_large: 'The request headers are too large.',
   request_timeout: 'The request was not received in time.',
+  locked: 'This drop is locked: open it in the viewer and enter its passcode.',
+  wrong_passcode: 'The passcode is not right.',
+  expired: 'This request expired or was denied.',
+  already_decided: 'This request was already approved or denied.',
+  sign_in_failed: 'The sign-in did not complete.',
+  provider_unreachable: 'The identity provider could not be reached.',
+  cross_site: 'This form did not come from this site.',
   internal: 'Internal error.',
 };
 

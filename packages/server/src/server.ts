@@ -36,8 +36,12 @@ export async function startServer(config: Config): Promise<{ app: App; store: St
   const redis =
     config.redisUrl === undefined ? undefined : createRedisCoordination(config.redisUrl, config.redisPrefix);
   const bus = redis?.bus ?? (config.databaseUrl === undefined ? undefined : createPostgresBus(config.databaseUrl));
+  let onClockError = (error: unknown) =>
+    console.error(`htmldrop-server: could not read the database's time: ${(error as Error).message}`);
   const following =
-    config.databaseUrl === undefined ? undefined : await createFollowingClock(() => store.databaseTime());
+    config.databaseUrl === undefined
+      ? undefined
+      : await createFollowingClock(() => store.databaseTime(), { report: (error) => onClockError(error) });
   const app = await buildApp({
     config,
     store,
@@ -46,6 +50,8 @@ export async function startServer(config: Config): Promise<{ app: App; store: St
     ...(redis === undefined ? {} : { counter: redis.counter }),
     ...(bus === undefined ? {} : { bus }),
   });
+  onClockError = (error) =>
+    app.log.warn({ err: error }, "could not read the database's time; keeping the last measured offset");
   onConnectionError = (error) =>
     app.log.warn({ err: error }, 'database connection lost while idle; the pool connects again on the next query');
   if (!tickShapeKept)

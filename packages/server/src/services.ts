@@ -5,12 +5,14 @@
  */
 import type { Config } from './config.js';
 import { createLocalBus, type InvalidationBus } from './coordination/bus.js';
-import { createTokenUseRecorder, type TokenUseRecorder } from './domain/accounts.js';
+import { type AccountDeps, createTokenUseRecorder, type TokenUseRecorder } from './domain/accounts.js';
 import { type Capabilities, createCapabilities } from './domain/capability.js';
 import { type Clock, systemClock } from './domain/clock.js';
 import type { DeviceFlowDeps } from './domain/device-flow.js';
+import type { GuardDeps } from './domain/device-guards.js';
 import type { DropChangeListener, DropDeps } from './domain/drops.js';
 import type { RandomInt } from './domain/ids.js';
+import { findRawDocument, type PublicViewDeps } from './domain/public-view.js';
 import type { RateCounter } from './domain/rate-counter.js';
 import { createViewCounter, type UnlockDeps, type ViewCounter } from './domain/viewing.js';
 import { createWriteLimiter, type WriteLimiter } from './domain/write-limit.js';
@@ -18,6 +20,7 @@ import { createSigner, type Signer } from './http/signed-cookie.js';
 import { createIdentityProvider, type IdentityProvider } from './identity/index.js';
 import { loadSigningKeys, type SigningKeys } from './secrets.js';
 import { createRawCache, type RawCache } from './serve/raw-cache.js';
+import { createRawLoader, type RawLoader } from './serve/raw-loader.js';
 import type { Store } from './storage/store.js';
 
 export interface ServiceOptions {
@@ -49,8 +52,15 @@ export interface Services {
   readonly signer: Signer;
   readonly identity: IdentityProvider;
   readonly device: DeviceFlowDeps;
+  /** The device flow's throttles and guess budgets (domain/device-guards.ts). */
+  readonly deviceGuards: GuardDeps;
+  readonly accounts: AccountDeps;
   readonly unlock: UnlockDeps;
   readonly drops: DropDeps;
+  /** Who may see what under /p/ (domain/public-view.ts). */
+  readonly publicView: PublicViewDeps;
+  /** Raw documents by slug and version, through the raw cache. */
+  readonly loadRaw: RawLoader;
   /** Writes every coalesced counter now (token last use, view counts). */
   flushCounters(): Promise<void>;
   /** Where a committed change that could not be announced to other instances is reported (the app's log). */
@@ -96,6 +106,8 @@ export function createServices(options: ServiceOptions): Services {
     signer: createSigner(keys.session, clock),
     identity: options.identity ?? createIdentityProvider(config.identity),
     device: { store, clock, ...random },
+    deviceGuards: { counter, clock, limits },
+    accounts: { store, clock, tokenUses },
     unlock: {
       store,
       counter,
@@ -109,6 +121,8 @@ export function createServices(options: ServiceOptions): Services {
       },
     },
     drops: { store, clock, limits, listener, ...random },
+    publicView: { store, clock, tokenUses, capabilities },
+    loadRaw: createRawLoader(rawCache, (slug, version) => findRawDocument(store, slug, version)),
     async flushCounters() {
       await Promise.all([tokenUses.flush(), views.flush()]);
     },

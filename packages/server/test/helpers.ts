@@ -79,7 +79,7 @@ export async function createHarness(options: HarnessOptions = {}): Promise<Harne
     config,
     dataDir,
     async token(login = 'alice', label = 'test') {
-      const account = await ensureAccount(store, clock, { provider: 'local', subject: login, login });
+      const account = await ensureAccount({ store, clock }, { provider: 'local', subject: login, login });
       return (await issueToken(store, clock, account.id, label)).token;
     },
     async call(method, url, callOptions = {}) {

@@ -7,9 +7,31 @@ import type { Account, TokenInfo } from './types.js';
 
 export const MAX_TOKEN_LABEL_CHARS = 64;
 
+/** What the account functions need: the store, the clock and the pending token uses. */
+export interface AccountDeps {
+  readonly store: Store;
+  readonly clock: Clock;
+  readonly tokenUses: TokenUseRecorder;
+}
+
 /** The account bound to a provider identity, created on first sign-in (spec 2.5: one account per identity). */
-export function ensureAccount(store: Store, clock: Clock, identity: Identity, random?: RandomInt): Promise<Account> {
-  return store.ensureAccount(identity, newUserId(random), clock.now());
+export function ensureAccount(
+  deps: Pick<AccountDeps, 'store' | 'clock'>,
+  identity: Identity,
+  random?: RandomInt,
+): Promise<Account> {
+  return deps.store.ensureAccount(identity, newUserId(random), deps.clock.now());
+}
+
+/** The caller's account read again, so that counts reflect writes made since authentication. */
+export async function currentAccount(deps: Pick<AccountDeps, 'store'>, account: Account): Promise<Account> {
+  return (await deps.store.findAccount(account.id)) ?? account;
+}
+
+/** An account's active tokens, newest use first as the store orders them, with pending last uses folded in. */
+export async function listTokens(deps: AccountDeps, accountId: string): Promise<TokenInfo[]> {
+  const tokens = await deps.store.listActiveTokens(accountId);
+  return tokens.map((token) => withPendingUse(token, deps.tokenUses));
 }
 
 /** Mints a token for an account. The plaintext is returned once and only its SHA-256 hash is stored. */
@@ -91,7 +113,11 @@ export async function authenticate(
   return found;
 }
 
-/** Revokes one of the caller's tokens (404 for an unknown id or another account's token). */
-export async function revokeOwnToken(store: Store, clock: Clock, caller: Caller, tokenId: string): Promise<void> {
-  if (!(await store.revokeToken(tokenId, caller.account.id, clock.now()))) throw new ApiError('not_found');
+/** Revokes one of an account's tokens (404 for an unknown id or another account's token). */
+export async function revokeOwnToken(
+  deps: Pick<AccountDeps, 'store' | 'clock'>,
+  accountId: string,
+  tokenId: string,
+): Promise<void> {
+  if (!(await deps.store.revokeToken(tokenId, accountId, deps.clock.now()))) throw new ApiError('not_found');
 }

@@ -11,8 +11,13 @@ export const systemClock: Clock = { now: () => Date.now() };
  */
 export async function createFollowingClock(
   read: () => Promise<number>,
-  refreshMs = 60_000,
+  options: {
+    readonly refreshMs?: number;
+    /** Told of a failed refresh; the clock keeps its last offset meanwhile. */
+    readonly report?: (error: unknown) => void;
+  } = {},
 ): Promise<{ clock: Clock; stop(): void }> {
+  const { refreshMs = 60_000, report = () => undefined } = options;
   let offset = 0;
   const measure = async () => {
     const before = Date.now();
@@ -22,7 +27,8 @@ export async function createFollowingClock(
   };
   await measure();
   const timer = setInterval(() => {
-    measure().catch(() => undefined); // keep the last offset when the database is briefly unreachable
+    // Keep the last offset when the database is briefly unreachable; say so, since windows may drift meanwhile.
+    measure().catch(report);
   }, refreshMs);
   timer.unref();
   return { clock: { now: () => Date.now() + offset }, stop: () => clearInterval(timer) };

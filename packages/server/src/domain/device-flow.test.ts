@@ -29,7 +29,8 @@ beforeEach(async () => {
   await store.migrate();
   now = Date.UTC(2026, 10, 21, 12);
   deps = { store, clock: { now: () => now } };
-  accountId = (await ensureAccount(store, deps.clock, { provider: 'local', subject: 'ann', login: 'ann' })).id;
+  accountId = (await ensureAccount({ store, clock: deps.clock }, { provider: 'local', subject: 'ann', login: 'ann' }))
+    .id;
 });
 afterEach(async () => {
   await store.close();
@@ -91,7 +92,8 @@ describe('device-code state machine', () => {
   });
 
   it('accepts only the first of two approvals (and of concurrent ones)', async () => {
-    const other = (await ensureAccount(store, deps.clock, { provider: 'local', subject: 'bo', login: 'bo' })).id;
+    const other = (await ensureAccount({ store, clock: deps.clock }, { provider: 'local', subject: 'bo', login: 'bo' }))
+      .id;
     const flow = await startDeviceFlow(deps, undefined);
     const results = await Promise.all([
       decideDeviceFlow(deps, codeOf(flow.code), { approve: accountId }),

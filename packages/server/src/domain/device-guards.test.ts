@@ -116,7 +116,10 @@ for (const dialect of DIALECTS) {
     });
 
     it('looks codes up as guesses: unknown codes count, existing ones are given back', async () => {
-      const account = await ensureAccount(store, device.clock, { provider: 'local', subject: dialect, login: dialect });
+      const account = await ensureAccount(
+        { store, clock: device.clock },
+        { provider: 'local', subject: dialect, login: dialect },
+      );
       const [pending, decided] = [await startDeviceFlow(device, 'a'), await startDeviceFlow(device, 'b')];
       await decideDeviceFlow(device, normalizeUserCode(decided.code) ?? '', { approve: account.id });
       const guess = (input: string) => guessUserCode(guards, device, '192.0.2.30', input);

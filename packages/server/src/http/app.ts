@@ -14,34 +14,27 @@ import Fastify, {
 import type { Config } from '../config.js';
 import { createCacheReceiver } from '../coordination/cache-receiver.js';
 import { authenticate, type Caller, type TokenUseRecorder } from '../domain/accounts.js';
-import type { Capabilities } from '../domain/capability.js';
-import type { Clock } from '../domain/clock.js';
-import type { DeviceFlowDeps } from '../domain/device-flow.js';
-import type { DropDeps } from '../domain/drops.js';
-import type { RateCounter } from '../domain/rate-counter.js';
-import type { UnlockDeps, ViewCounter } from '../domain/viewing.js';
+import type { ViewCounter } from '../domain/viewing.js';
 import type { WriteLimiter } from '../domain/write-limit.js';
-import { ApiError } from '../errors.js';
-import type { IdentityProvider } from '../identity/index.js';
 import { createRawFastPath, type FastPath } from '../serve/fast-path.js';
 import type { RawCache } from '../serve/raw-cache.js';
 import { createServices, type ServiceOptions, type Services } from '../services.js';
-import type { Store } from '../storage/store.js';
 import { limitConnectionsPerClient } from './connection-limit.js';
 import { installErrorHandlers } from './error-handler.js';
 import { answerClientError, answerFrameworkError, answerShuttingDown } from './framework-errors.js';
 import { parseJsonBody } from './json-body.js';
-import { registerAccountRoutes } from './routes/account.js';
-import { registerAuthRoutes } from './routes/auth.js';
-import { registerDiscoveryRoutes } from './routes/discovery.js';
-import { registerDropRoutes } from './routes/drops.js';
-import { registerHealthRoutes } from './routes/health.js';
-import { registerPrototypeRoutes } from './routes/prototypes.js';
-import { registerPublicRoutes } from './routes/public.js';
-import { registerVerifyRoutes } from './routes/verify.js';
-import { createSchemas, type Schemas } from './schemas.js';
-import type { Signer } from './signed-cookie.js';
+import { accountRoutes } from './routes/account.js';
+import { authRoutes } from './routes/auth.js';
+import { consoleRoutes } from './routes/console.js';
+import { discoveryRoutes } from './routes/discovery.js';
+import { dropRoutes } from './routes/drops.js';
+import { healthRoutes } from './routes/health.js';
+import { prototypeRoutes } from './routes/prototypes.js';
+import { publicRoutes } from './routes/public.js';
+import { verifyRoutes } from './routes/verify.js';
+import { createSchemas } from './schemas.js';
 import { createValidatorCompiler } from './validation.js';
+import { createWebSessions } from './web-session.js';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -59,27 +52,6 @@ declare module 'fastify' {
 
 export interface AppOptions extends ServiceOptions {
   readonly logger?: FastifyServerOptions['logger'];
-}
-
-/** Everything a route module needs. */
-export interface RouteContext {
-  readonly config: Config;
-  readonly store: Store;
-  readonly clock: Clock;
-  readonly schemas: Schemas;
-  readonly drops: DropDeps;
-  readonly tokenUses: TokenUseRecorder;
-  readonly rawCache: RawCache;
-  readonly capabilities: Capabilities;
-  readonly views: ViewCounter;
-  readonly unlock: UnlockDeps;
-  readonly device: DeviceFlowDeps;
-  readonly identity: IdentityProvider;
-  readonly signer: Signer;
-  /** Shared counters for rate limits (the database, or Redis). */
-  readonly counter: RateCounter;
-  /** The authenticated caller of an owner route. */
-  callerOf(request: { caller: Caller | null }): Caller;
 }
 
 export type App = FastifyInstance & {
@@ -101,7 +73,7 @@ export async function buildApp(options: AppOptions): Promise<App> {
   const state = { closing: false };
   const app = createFastify(config, options.logger, createRawFastPath(rawCache), state);
   await installRequestHandling(app, services);
-  registerRoutes(app, services);
+  await registerRoutes(app, services);
   services.onPublishFailure((error, slug) =>
     // The write is committed; other instances' caches may lag. Loud in the log, not a failed request.
     app.log.error({ err: error, slug }, 'invalidation not published'),
@@ -208,36 +180,40 @@ async function installRequestHandling(app: TypedApp, services: Services): Promis
   installErrorHandlers(app, config.limits);
 }
 
-/** Every route module, each with what it needs. */
-function registerRoutes(app: TypedApp, services: Services): void {
-  const context: RouteContext = {
-    config: services.config,
-    store: services.store,
-    clock: services.clock,
-    schemas: createSchemas(services.config.limits),
-    drops: services.drops,
-    tokenUses: services.tokenUses,
-    rawCache: services.rawCache,
-    capabilities: services.capabilities,
+/**
+ * Every route module, as a Fastify plugin given only the services it uses (no route sees the Store). The shared
+ * response schemas are added here, at the root, so that every plugin's routes can refer to them.
+ */
+async function registerRoutes(app: TypedApp, services: Services): Promise<void> {
+  const { config, drops, accounts, device, deviceGuards: guards, identity, signer, clock } = services;
+  const schemas = createSchemas(config.limits);
+  const sessions = createWebSessions(signer, config.baseUrl);
+  app.addSchema(schemas.Drop);
+  app.addSchema(schemas.ErrorBody);
+  await app.register(dropRoutes, { config, schemas, drops });
+  await app.register(prototypeRoutes, { config, schemas, drops });
+  await app.register(accountRoutes, { schemas, accounts });
+  await app.register(discoveryRoutes, { config });
+  await app.register(publicRoutes, {
+    config,
+    view: services.publicView,
+    loadRaw: services.loadRaw,
     views: services.views,
+    capabilities: services.capabilities,
     unlock: services.unlock,
-    device: services.device,
-    identity: services.identity,
-    signer: services.signer,
-    counter: services.counter,
-    callerOf(request) {
-      if (request.caller === null) throw new ApiError('unauthorized');
-      return request.caller;
-    },
-  };
-  registerDropRoutes(app, context);
-  registerPrototypeRoutes(app, context);
-  registerAccountRoutes(app, context);
-  registerDiscoveryRoutes(app, context);
-  registerPublicRoutes(app, context);
-  registerAuthRoutes(app, context);
-  registerVerifyRoutes(app, context);
-  registerHealthRoutes(app, { checkDatabase: () => services.store.ping(), bus: services.bus });
+  });
+  await app.register(authRoutes, { config, device, guards });
+  await app.register(verifyRoutes, { config, accounts, clock, identity, device, guards, sessions });
+  await app.register(consoleRoutes, {
+    config,
+    schemas,
+    drops,
+    accounts,
+    writeLimiter: services.writeLimiter,
+    identity,
+    sessions,
+  });
+  await app.register(healthRoutes, { checkDatabase: () => services.store.ping(), bus: services.bus });
 }
 
 /** Coalesced background writes (token last use, view counts): periodic, and once more on close. */

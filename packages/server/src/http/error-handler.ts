@@ -1,14 +1,14 @@
 /**
  * One way to answer an error (docs/api.md 7): anything thrown in a request becomes one ApiError, whose status comes
- * from the code catalogue (errors.ts); /p/ paths answer it as an HTML page, everything else as the nested JSON
+ * from the code catalogue (errors.ts); /p/ paths answer it as an HTML page (page-reply.ts), everything else as the nested JSON
  * body. Unknown paths get the JSON `not_found` or, for a browser outside /api/, the page-not-found page.
  */
 import type { FastifyError, FastifyInstance } from 'fastify';
 import type { Limits } from '../config.js';
 import { ApiError, isApiError } from '../errors.js';
 import { prefersHtml } from './accept.js';
+import { refusePage } from './page-reply.js';
 import { escapeHtml, NOT_FOUND_PAGE, PAGE_NOT_FOUND_PAGE, simplePage } from './pages/layout.js';
-import { sendPage } from './routes/public.js';
 import { validationError } from './validation.js';
 
 /**
@@ -54,11 +54,7 @@ export function installErrorHandlers(app: FastifyInstance, limits: Limits): void
     }
     if (request.url.startsWith('/p/')) {
       // Public pages answer HTML, also when something fails.
-      return sendPage(
-        reply,
-        apiError.status,
-        simplePage('Something went wrong', `<p>${escapeHtml(apiError.message)}</p>`),
-      );
+      return refusePage(reply, apiError, simplePage('Something went wrong', `<p>${escapeHtml(apiError.message)}</p>`));
     }
     if (apiError.status === 401) {
       reply.header('www-authenticate', apiError.code === 'invalid_token' ? 'Bearer error="invalid_token"' : 'Bearer');
@@ -68,10 +64,10 @@ export function installErrorHandlers(app: FastifyInstance, limits: Limits): void
   });
 
   app.setNotFoundHandler((request, reply) => {
-    if (request.url.startsWith('/p/')) return sendPage(reply, 404, NOT_FOUND_PAGE);
+    if (request.url.startsWith('/p/')) return refusePage(reply, 'not_found', NOT_FOUND_PAGE);
     // docs/api.md "Browser paths": a browser gets a page; /api/ and every other client get JSON.
     if (!request.url.startsWith('/api/') && prefersHtml(request.headers.accept)) {
-      return sendPage(reply, 404, PAGE_NOT_FOUND_PAGE);
+      return refusePage(reply, 'not_found', PAGE_NOT_FOUND_PAGE);
     }
     const error = new ApiError('not_found', { message: `No route ${request.method} ${request.url.split('?')[0]}.` });
     return reply.code(404).send(error.toBody());

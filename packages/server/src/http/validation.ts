@@ -92,3 +92,15 @@ export function refuseField(field: string, error: () => ApiError) {
 
 export const wrongField = (field: string, hint: string) => () =>
   new ApiError('invalid_arg', { message: `${field} is not a field of this request: ${hint}`, details: { field } });
+
+/**
+ * A check of a value against a body schema, with the same Ajv options and error codes as route validation: for the
+ * console's forms, which feed the same domain functions as the API and must refuse exactly what it refuses.
+ */
+export function bodyChecker<T>(schema: object): (value: unknown) => T {
+  const validate = new Ajv({ allErrors: false, strict: false, useDefaults: true, coerceTypes: false }).compile(schema);
+  return (value) => {
+    if (!validate(value)) throw validationError('body', validate.errors ?? []);
+    return value as T;
+  };
+}

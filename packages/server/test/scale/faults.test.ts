@@ -119,8 +119,7 @@ async function setUp(extraEnv: Record<string, string>) {
   const store = createKyselyStore(openPostgres(database.databaseUrl ?? ''));
   await store.migrate();
   const account = await ensureAccount(
-    store,
-    { now: () => Date.now() },
+    { store, clock: { now: () => Date.now() } },
     { provider: 'local', subject: 'f', login: 'f' },
   );
   return { database, env, store, accountId: account.id };

@@ -1,13 +1,20 @@
 /** /api/me and /api/tokens (spec 2.5, 4.4). */
 import { Type } from '@sinclair/typebox';
-import { revokeOwnToken, withPendingUse } from '../../domain/accounts.js';
-import type { RouteContext, TypedApp } from '../app.js';
+import { type AccountDeps, currentAccount, listTokens, revokeOwnToken, withPendingUse } from '../../domain/accounts.js';
+import type { TypedApp } from '../app.js';
+import { callerOf } from '../caller.js';
 import { presentToken } from '../present.js';
+import type { Schemas } from '../schemas.js';
 
 const OWNER = { auth: 'owner' } as const;
 
-export function registerAccountRoutes(app: TypedApp, ctx: RouteContext): void {
-  const { schemas: s } = ctx;
+/** What /api/me and /api/tokens use. */
+export interface AccountRouteDeps {
+  readonly schemas: Schemas;
+  readonly accounts: AccountDeps;
+}
+
+export async function accountRoutes(app: TypedApp, { schemas: s, accounts }: AccountRouteDeps): Promise<void> {
   const errors = { '4XX': { $ref: 'Error#' } };
 
   app.get(
@@ -31,16 +38,15 @@ export function registerAccountRoutes(app: TypedApp, ctx: RouteContext): void {
       },
     },
     async (request) => {
-      const caller = ctx.callerOf(request);
-      // Re-read the account: drop_count must reflect writes made since authentication.
-      const account = (await ctx.store.findAccount(caller.account.id)) ?? caller.account;
+      const caller = callerOf(request);
+      const account = await currentAccount(accounts, caller.account);
       return {
         user_id: account.id,
         login: account.login,
         provider: account.provider,
         created_at: account.createdAt,
         drop_count: account.dropCount,
-        token: presentToken(withPendingUse(caller.token, ctx.tokenUses)),
+        token: presentToken(withPendingUse(caller.token, accounts.tokenUses)),
       };
     },
   );
@@ -59,10 +65,10 @@ export function registerAccountRoutes(app: TypedApp, ctx: RouteContext): void {
       },
     },
     async (request) => {
-      const caller = ctx.callerOf(request);
-      const tokens = await ctx.store.listActiveTokens(caller.account.id);
+      const caller = callerOf(request);
+      const tokens = await listTokens(accounts, caller.account.id);
       return tokens.map((token) => ({
-        ...presentToken(withPendingUse(token, ctx.tokenUses)),
+        ...presentToken(token),
         current: token.id === caller.token.id,
       }));
     },
@@ -80,7 +86,7 @@ export function registerAccountRoutes(app: TypedApp, ctx: RouteContext): void {
       },
     },
     async (request, reply) => {
-      await revokeOwnToken(ctx.store, ctx.clock, ctx.callerOf(request), request.params.id);
+      await revokeOwnToken(accounts, callerOf(request).account.id, request.params.id);
       return reply.code(204).send(null);
     },
   );

@@ -1,5 +1,7 @@
 /** The device-code endpoints an agent calls (spec 4.2; docs/api.md 4.2). */
 import { Type } from '@sinclair/typebox';
+import type { Config } from '../../config.js';
+import type { DeviceFlowDeps } from '../../domain/device-flow.js';
 import { pollDeviceFlow, startDeviceFlow } from '../../domain/device-flow.js';
 import {
   type GuardDeps,
@@ -8,7 +10,7 @@ import {
   throttlePolls,
 } from '../../domain/device-guards.js';
 import { ApiError } from '../../errors.js';
-import type { RouteContext, TypedApp } from '../app.js';
+import type { TypedApp } from '../app.js';
 
 function tooMany(retryAfterSeconds: number, what: string): ApiError {
   return new ApiError('rate_limited', { message: `${what}; retry in ${retryAfterSeconds} s.`, retryAfterSeconds });
@@ -16,15 +18,20 @@ function tooMany(retryAfterSeconds: number, what: string): ApiError {
 
 const errors = { '4XX': { $ref: 'Error#' } };
 
-export function registerAuthRoutes(app: TypedApp, ctx: RouteContext): void {
-  const guards: GuardDeps = { counter: ctx.counter, clock: ctx.clock, limits: ctx.config.limits };
-  registerStart(app, ctx, guards);
-  registerPoll(app, ctx, guards);
+/** What the device-code endpoints use. */
+export interface AuthRouteDeps {
+  readonly config: Config;
+  readonly device: DeviceFlowDeps;
+  readonly guards: GuardDeps;
+}
+
+export async function authRoutes(app: TypedApp, deps: AuthRouteDeps): Promise<void> {
+  registerStart(app, deps);
+  registerPoll(app, deps);
 }
 
 /** POST /api/auth/start, at most `maxAuthStartsPerMinute` per client address (docs/api.md 4.2). */
-function registerStart(app: TypedApp, ctx: RouteContext, guards: GuardDeps): void {
-  const { config } = ctx;
+function registerStart(app: TypedApp, { config, device, guards }: AuthRouteDeps): void {
   app.post(
     '/api/auth/start',
     {
@@ -53,7 +60,7 @@ function registerStart(app: TypedApp, ctx: RouteContext, guards: GuardDeps): voi
     async (request) => {
       const started = await throttleDeviceStarts(guards, request.ip);
       if (!started.allowed) throw tooMany(started.retryAfterSeconds, 'Too many sign-in requests from this address');
-      const flow = await startDeviceFlow(ctx.device, request.body.label);
+      const flow = await startDeviceFlow(device, request.body.label);
       return {
         code: flow.code,
         verification_url: `${config.baseUrl}/verify?code=${flow.code}`,
@@ -66,7 +73,7 @@ function registerStart(app: TypedApp, ctx: RouteContext, guards: GuardDeps): voi
 }
 
 /** GET /api/auth/poll: always 200 with a status, throttled per poll token (docs/api.md 3.1, 4.2). */
-function registerPoll(app: TypedApp, ctx: RouteContext, guards: GuardDeps): void {
+function registerPoll(app: TypedApp, { device, guards }: AuthRouteDeps): void {
   app.get(
     '/api/auth/poll',
     {
@@ -95,7 +102,7 @@ function registerPoll(app: TypedApp, ctx: RouteContext, guards: GuardDeps): void
         reply.header('retry-after', String(polled.retryAfterSeconds));
         return { status: 'pending' as const };
       }
-      const result = await pollDeviceFlow(ctx.device, token);
+      const result = await pollDeviceFlow(device, token);
       return result.status === 'verified'
         ? { status: result.status, api_token: result.apiToken, user_id: result.userId }
         : { status: result.status };

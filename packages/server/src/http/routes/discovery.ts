@@ -2,15 +2,18 @@
  * Discovery for agents (/api/onboard, /llms.txt, /.well-known/agent-card.json, /openapi.json) and the service's
  * own small browser files (/, /favicon.ico, /robots.txt).
  */
+import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Type } from '@sinclair/typebox';
+import type { Config } from '../../config.js';
 import { ApiError } from '../../errors.js';
 import { wantsJson } from '../accept.js';
-import type { RouteContext, TypedApp } from '../app.js';
+import type { TypedApp } from '../app.js';
+import { servicePage, showPage } from '../page-reply.js';
 import { faviconIco } from '../pages/favicon.js';
-import { escapeHtml, simplePage } from '../pages/layout.js';
+import { landingPage } from '../pages/landing.js';
 import { agentCard, llmsTxt, onboardMarkdown } from '../pages/onboard.js';
 
 /**
@@ -35,8 +38,7 @@ function loadAsset(pattern: RegExp): Buffer | undefined {
   return file === undefined ? undefined : fs.readFileSync(path.join(dir, file));
 }
 
-export function registerDiscoveryRoutes(app: TypedApp, ctx: RouteContext): void {
-  const { config } = ctx;
+export async function discoveryRoutes(app: TypedApp, { config }: { readonly config: Config }): Promise<void> {
   const markdown = onboardMarkdown(config);
   const llms = llmsTxt(config);
   const card = JSON.stringify(agentCard(config));
@@ -85,18 +87,10 @@ export function registerDiscoveryRoutes(app: TypedApp, ctx: RouteContext): void 
     reply.type('application/json; charset=utf-8').send(app.swagger()),
   );
 
-  app.get('/', { schema: { hide: true } }, async (_request, reply) =>
-    reply
-      .type('text/html; charset=utf-8')
-      .send(
-        simplePage(
-          'htmldrop',
-          `<p>Host self-contained HTML at stable public URLs.</p><p>Agents: read <a href="/api/onboard">/api/onboard</a> or <a href="/llms.txt">/llms.txt</a>. API: <a href="/openapi.json">/openapi.json</a>.</p><p>${escapeHtml(config.baseUrl)}</p>`,
-          '',
-          'htmldrop: hosting for self-contained HTML',
-        ),
-      ),
-  );
+  app.get('/', { schema: { hide: true } }, async (_request, reply) => {
+    const nonce = randomBytes(16).toString('base64');
+    return showPage(reply, landingPage(config.baseUrl, nonce), servicePage(nonce));
+  });
 
   app.get('/favicon.ico', { schema: { hide: true } }, async (_request, reply) =>
     reply.type('image/x-icon').header('cache-control', 'public, max-age=86400').send(faviconIco()),

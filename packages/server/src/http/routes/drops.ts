@@ -1,10 +1,13 @@
 /** /api/drops: the owner API for drops and versions (spec 4.3, 3.2). */
 import { Type } from '@sinclair/typebox';
+import type { Config } from '../../config.js';
+import type { DropDeps } from '../../domain/drops.js';
 import * as drops from '../../domain/drops.js';
 import { parseVersionNumber } from '../../domain/ids.js';
 import type { ListQuery, Metadata } from '../../domain/types.js';
 import { ApiError } from '../../errors.js';
-import type { RouteContext, TypedApp } from '../app.js';
+import type { TypedApp } from '../app.js';
+import { callerOf } from '../caller.js';
 import { presentDrop, presentVersion, presentVersionItem } from '../present.js';
 import type { Schemas } from '../schemas.js';
 import { METADATA_KEY_PATTERN } from '../schemas.js';
@@ -47,7 +50,7 @@ function versionNumber(raw: string): number {
 
 /** What the /api/drops routes share: schemas, the response shapes, the presenter. */
 interface DropRouteKit {
-  readonly ctx: RouteContext;
+  readonly deps: DropRouteDeps;
   readonly s: Schemas;
   readonly errors: { readonly '4XX': { readonly $ref: string } };
   dropResponse(status: number): Record<string, unknown>;
@@ -56,13 +59,18 @@ interface DropRouteKit {
   readonly documentBody: number;
 }
 
-export function registerDropRoutes(app: TypedApp, ctx: RouteContext): void {
-  const { schemas: s, config } = ctx;
+/** What the owner's drop routes use (also the legacy routes, prototypes.ts). */
+export interface DropRouteDeps {
+  readonly config: Config;
+  readonly schemas: Schemas;
+  readonly drops: DropDeps;
+}
+
+export async function dropRoutes(app: TypedApp, deps: DropRouteDeps): Promise<void> {
+  const { schemas: s, config } = deps;
   const errors = { '4XX': { $ref: 'Error#' } };
-  app.addSchema(s.Drop);
-  app.addSchema(s.ErrorBody);
   const kit: DropRouteKit = {
-    ctx,
+    deps,
     s,
     errors,
     dropResponse: (status) => ({ [status]: { $ref: 'Drop#' }, ...errors }),
@@ -72,7 +80,7 @@ export function registerDropRoutes(app: TypedApp, ctx: RouteContext): void {
   registerDropCollection(app, kit);
   registerDropItem(app, kit);
   registerVersionRoutes(app, kit);
-  registerPasscodeRoute(app, ctx, {
+  registerPasscodeRoute(app, deps, {
     url: '/api/drops/:slug/passcode',
     field: 'passcode',
     body: s.PasscodeBody,
@@ -83,7 +91,7 @@ export function registerDropRoutes(app: TypedApp, ctx: RouteContext): void {
 
 /** `POST /api/drops` and `GET /api/drops` (spec 4.3). */
 function registerDropCollection(app: TypedApp, kit: DropRouteKit): void {
-  const { ctx, s, errors, dropResponse, present, documentBody } = kit;
+  const { deps, s, errors, dropResponse, present, documentBody } = kit;
   app.post(
     '/api/drops',
     {
@@ -98,7 +106,7 @@ function registerDropCollection(app: TypedApp, kit: DropRouteKit): void {
       },
     },
     async (request, reply) => {
-      const drop = await drops.createDrop(ctx.drops, ctx.callerOf(request).account.id, request.body);
+      const drop = await drops.createDrop(deps.drops, callerOf(request).account.id, request.body);
       return reply.code(201).send(present(drop));
     },
   );
@@ -119,7 +127,7 @@ function registerDropCollection(app: TypedApp, kit: DropRouteKit): void {
     },
     async (request) => {
       const q = request.query;
-      const filters = metadataFilters(request.query as Record<string, unknown>, ctx.config.limits.maxMetadataKeyChars);
+      const filters = metadataFilters(request.query as Record<string, unknown>, deps.config.limits.maxMetadataKeyChars);
       const query: ListQuery = {
         page: q.page,
         pageSize: q.pageSize,
@@ -127,7 +135,7 @@ function registerDropCollection(app: TypedApp, kit: DropRouteKit): void {
         sortOrder: q.sortOrder,
         metadata: filters,
       };
-      const { items, total } = await drops.listDrops(ctx.drops, ctx.callerOf(request).account.id, query);
+      const { items, total } = await drops.listDrops(deps.drops, callerOf(request).account.id, query);
       return {
         data: items.map(present),
         pagination: {
@@ -145,15 +153,14 @@ function registerDropCollection(app: TypedApp, kit: DropRouteKit): void {
 
 /** `GET`, `PUT`, `PATCH` and `DELETE /api/drops/<slug>` (spec 4.3). */
 function registerDropItem(app: TypedApp, kit: DropRouteKit): void {
-  const { ctx, s, errors, dropResponse, present, documentBody } = kit;
+  const { deps, s, errors, dropResponse, present, documentBody } = kit;
   app.get(
     '/api/drops/:slug',
     {
       config: OWNER,
       schema: { summary: 'Get one drop', tags: ['drops'], params: s.SlugParams, response: dropResponse(200) },
     },
-    async (request) =>
-      present(await drops.getOwnedDrop(ctx.drops, ctx.callerOf(request).account.id, request.params.slug)),
+    async (request) => present(await drops.getOwnedDrop(deps.drops, callerOf(request).account.id, request.params.slug)),
   );
 
   app.put(
@@ -171,7 +178,7 @@ function registerDropItem(app: TypedApp, kit: DropRouteKit): void {
       },
     },
     async (request) =>
-      present(await drops.addVersion(ctx.drops, ctx.callerOf(request).account.id, request.params.slug, request.body)),
+      present(await drops.addVersion(deps.drops, callerOf(request).account.id, request.params.slug, request.body)),
   );
 
   app.patch(
@@ -192,9 +199,7 @@ function registerDropItem(app: TypedApp, kit: DropRouteKit): void {
       },
     },
     async (request) =>
-      present(
-        await drops.updateDetails(ctx.drops, ctx.callerOf(request).account.id, request.params.slug, request.body),
-      ),
+      present(await drops.updateDetails(deps.drops, callerOf(request).account.id, request.params.slug, request.body)),
   );
 
   app.delete(
@@ -209,7 +214,7 @@ function registerDropItem(app: TypedApp, kit: DropRouteKit): void {
       },
     },
     async (request, reply) => {
-      await drops.deleteDrop(ctx.drops, ctx.callerOf(request).account.id, request.params.slug);
+      await drops.deleteDrop(deps.drops, callerOf(request).account.id, request.params.slug);
       return reply.code(204).send(null);
     },
   );
@@ -217,7 +222,7 @@ function registerDropItem(app: TypedApp, kit: DropRouteKit): void {
 
 /** The versions of a drop: list, one version, delete one (spec 4.3, 3.2). */
 function registerVersionRoutes(app: TypedApp, kit: DropRouteKit): void {
-  const { ctx, s, errors, dropResponse, present } = kit;
+  const { deps, s, errors, dropResponse, present } = kit;
   app.get(
     '/api/drops/:slug/versions',
     {
@@ -231,8 +236,8 @@ function registerVersionRoutes(app: TypedApp, kit: DropRouteKit): void {
     },
     async (request) => {
       const { drop, versions } = await drops.listVersions(
-        ctx.drops,
-        ctx.callerOf(request).account.id,
+        deps.drops,
+        callerOf(request).account.id,
         request.params.slug,
       );
       return versions.map((v) => presentVersionItem(v, drop.latestVersion));
@@ -252,9 +257,9 @@ function registerVersionRoutes(app: TypedApp, kit: DropRouteKit): void {
     },
     async (request) => {
       const { slug, n } = request.params;
-      const accountId = ctx.callerOf(request).account.id;
-      await drops.getOwnedDrop(ctx.drops, accountId, slug);
-      const { drop, version } = await drops.getVersion(ctx.drops, accountId, slug, versionNumber(n));
+      const accountId = callerOf(request).account.id;
+      await drops.getOwnedDrop(deps.drops, accountId, slug);
+      const { drop, version } = await drops.getVersion(deps.drops, accountId, slug, versionNumber(n));
       return presentVersion(version, drop.latestVersion);
     },
   );
@@ -272,9 +277,9 @@ function registerVersionRoutes(app: TypedApp, kit: DropRouteKit): void {
     },
     async (request) => {
       const { slug, n } = request.params;
-      const accountId = ctx.callerOf(request).account.id;
-      await drops.getOwnedDrop(ctx.drops, accountId, slug);
-      return present(await drops.deleteVersion(ctx.drops, accountId, slug, versionNumber(n)));
+      const accountId = callerOf(request).account.id;
+      await drops.getOwnedDrop(deps.drops, accountId, slug);
+      return present(await drops.deleteVersion(deps.drops, accountId, slug, versionNumber(n)));
     },
   );
 }

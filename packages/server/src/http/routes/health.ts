@@ -37,7 +37,7 @@ async function databaseCheck(deps: HealthDeps): Promise<Check> {
   }
 }
 
-export function registerHealthRoutes(app: TypedApp, deps: HealthDeps): void {
+export async function healthRoutes(app: TypedApp, deps: HealthDeps): Promise<void> {
   app.get('/healthz', { schema: { hide: true } }, async (_request, reply) =>
     reply.header('cache-control', 'no-store').send({ status: 'ok' }),
   );

@@ -5,8 +5,10 @@
  */
 import type { TSchema } from '@sinclair/typebox';
 import * as drops from '../../domain/drops.js';
-import type { RouteContext, TypedApp } from '../app.js';
+import type { TypedApp } from '../app.js';
+import { callerOf } from '../caller.js';
 import { presentDrop } from '../present.js';
+import type { DropRouteDeps } from './drops.js';
 
 export interface PasscodeRouteOptions {
   readonly url: string;
@@ -17,7 +19,7 @@ export interface PasscodeRouteOptions {
   readonly tags: string[];
 }
 
-export function registerPasscodeRoute(app: TypedApp, ctx: RouteContext, options: PasscodeRouteOptions): void {
+export function registerPasscodeRoute(app: TypedApp, deps: DropRouteDeps, options: PasscodeRouteOptions): void {
   app.post(
     options.url,
     {
@@ -25,7 +27,7 @@ export function registerPasscodeRoute(app: TypedApp, ctx: RouteContext, options:
       schema: {
         summary: options.summary,
         tags: options.tags,
-        params: ctx.schemas.SlugParams,
+        params: deps.schemas.SlugParams,
         body: options.body,
         response: { 200: { $ref: 'Drop#' }, '4XX': { $ref: 'Error#' } },
       },
@@ -34,8 +36,8 @@ export function registerPasscodeRoute(app: TypedApp, ctx: RouteContext, options:
       const { slug } = request.params as { slug: string };
       // The schema made the field a string.
       const passcode = (request.body as Record<string, string>)[options.field] ?? '';
-      const drop = await drops.setPasscode(ctx.drops, ctx.callerOf(request).account.id, slug, passcode);
-      return presentDrop(drop, ctx.config.baseUrl);
+      const drop = await drops.setPasscode(deps.drops, callerOf(request).account.id, slug, passcode);
+      return presentDrop(drop, deps.config.baseUrl);
     },
   );
 }

@@ -5,10 +5,12 @@
 import { Type } from '@sinclair/typebox';
 import * as drops from '../../domain/drops.js';
 import type { DropRecord } from '../../domain/types.js';
-import type { RouteContext, TypedApp } from '../app.js';
+import type { TypedApp } from '../app.js';
+import { callerOf } from '../caller.js';
 import { presentDrop } from '../present.js';
 import type { Schemas } from '../schemas.js';
 import { refuseField, wrongField } from '../validation.js';
+import type { DropRouteDeps } from './drops.js';
 import { registerPasscodeRoute } from './passcode-route.js';
 
 const OWNER = { auth: 'owner' } as const;
@@ -16,7 +18,7 @@ const WRITE = { auth: 'owner', write: true } as const;
 
 /** What the legacy routes share. */
 interface LegacyRouteKit {
-  readonly ctx: RouteContext;
+  readonly deps: DropRouteDeps;
   readonly s: Schemas;
   readonly errors: { readonly '4XX': { readonly $ref: string } };
   dropResponse(status: number): Record<string, unknown>;
@@ -24,11 +26,11 @@ interface LegacyRouteKit {
   readonly tags: string[];
 }
 
-export function registerPrototypeRoutes(app: TypedApp, ctx: RouteContext): void {
-  const { schemas: s, config } = ctx;
+export async function prototypeRoutes(app: TypedApp, deps: DropRouteDeps): Promise<void> {
+  const { schemas: s, config } = deps;
   const errors = { '4XX': { $ref: 'Error#' } };
   const kit: LegacyRouteKit = {
-    ctx,
+    deps,
     s,
     errors,
     dropResponse: (status) => ({ [status]: { $ref: 'Drop#' }, ...errors }),
@@ -37,7 +39,7 @@ export function registerPrototypeRoutes(app: TypedApp, ctx: RouteContext): void 
   };
   registerLegacyCollection(app, kit);
   registerLegacyItem(app, kit);
-  registerPasscodeRoute(app, ctx, {
+  registerPasscodeRoute(app, deps, {
     url: '/api/prototypes/:slug/password',
     field: 'password',
     body: s.LegacyPasswordBody,
@@ -48,7 +50,7 @@ export function registerPrototypeRoutes(app: TypedApp, ctx: RouteContext): void 
 
 /** Legacy `GET /api/prototypes` (a bare array) and `POST /api/prototypes` (spec 4.7). */
 function registerLegacyCollection(app: TypedApp, kit: LegacyRouteKit): void {
-  const { ctx, s, errors, dropResponse, present, tags } = kit;
+  const { deps, s, errors, dropResponse, present, tags } = kit;
   app.get(
     '/api/prototypes',
     {
@@ -60,9 +62,9 @@ function registerLegacyCollection(app: TypedApp, kit: LegacyRouteKit): void {
       },
     },
     async (request) => {
-      const { items } = await drops.listDrops(ctx.drops, ctx.callerOf(request).account.id, {
+      const { items } = await drops.listDrops(deps.drops, callerOf(request).account.id, {
         page: 1,
-        pageSize: ctx.config.limits.maxDropsPerAccount,
+        pageSize: deps.config.limits.maxDropsPerAccount,
         sortBy: 'created_at',
         sortOrder: 'desc',
         metadata: {},
@@ -75,14 +77,14 @@ function registerLegacyCollection(app: TypedApp, kit: LegacyRouteKit): void {
     '/api/prototypes',
     {
       config: WRITE,
-      bodyLimit: ctx.config.limits.maxBodyBytes,
+      bodyLimit: deps.config.limits.maxBodyBytes,
       preValidation: refuseField('passcode', wrongField('passcode', 'the legacy API calls it password')),
       schema: { summary: 'Legacy: create a drop', tags, body: s.LegacyCreateBody, response: dropResponse(201) },
     },
     async (request, reply) => {
       // Only the fields the schema validated reach the domain (unknown fields are ignored, docs/api.md 4.3).
       const { title, description, html, password, context, metadata } = request.body;
-      const drop = await drops.createDrop(ctx.drops, ctx.callerOf(request).account.id, {
+      const drop = await drops.createDrop(deps.drops, callerOf(request).account.id, {
         title,
         html,
         passcode: password,
@@ -97,22 +99,21 @@ function registerLegacyCollection(app: TypedApp, kit: LegacyRouteKit): void {
 
 /** Legacy `GET`, `PUT` (everything optional) and `DELETE /api/prototypes/<slug>` (spec 4.7). */
 function registerLegacyItem(app: TypedApp, kit: LegacyRouteKit): void {
-  const { ctx, s, errors, dropResponse, present, tags } = kit;
+  const { deps, s, errors, dropResponse, present, tags } = kit;
   app.get(
     '/api/prototypes/:slug',
     {
       config: OWNER,
       schema: { summary: 'Legacy: get one drop', tags, params: s.SlugParams, response: dropResponse(200) },
     },
-    async (request) =>
-      present(await drops.getOwnedDrop(ctx.drops, ctx.callerOf(request).account.id, request.params.slug)),
+    async (request) => present(await drops.getOwnedDrop(deps.drops, callerOf(request).account.id, request.params.slug)),
   );
 
   app.put(
     '/api/prototypes/:slug',
     {
       config: WRITE,
-      bodyLimit: ctx.config.limits.maxBodyBytes,
+      bodyLimit: deps.config.limits.maxBodyBytes,
       schema: {
         summary: 'Legacy: update; html (optional) creates a new version',
         tags,
@@ -122,7 +123,7 @@ function registerLegacyItem(app: TypedApp, kit: LegacyRouteKit): void {
       },
     },
     async (request) => {
-      const accountId = ctx.callerOf(request).account.id;
+      const accountId = callerOf(request).account.id;
       const { html, title, description, context, metadata } = request.body;
       const details = {
         ...(title === undefined ? {} : { title }),
@@ -131,8 +132,8 @@ function registerLegacyItem(app: TypedApp, kit: LegacyRouteKit): void {
       };
       const drop =
         html === undefined
-          ? await drops.updateDetails(ctx.drops, accountId, request.params.slug, details)
-          : await drops.addVersion(ctx.drops, accountId, request.params.slug, {
+          ? await drops.updateDetails(deps.drops, accountId, request.params.slug, details)
+          : await drops.addVersion(deps.drops, accountId, request.params.slug, {
               ...details,
               html,
               ...(context === undefined ? {} : { context }),
@@ -153,7 +154,7 @@ function registerLegacyItem(app: TypedApp, kit: LegacyRouteKit): void {
       },
     },
     async (request) => {
-      await drops.deleteDrop(ctx.drops, ctx.callerOf(request).account.id, request.params.slug);
+      await drops.deleteDrop(deps.drops, callerOf(request).account.id, request.params.slug);
       return { deleted: true as const, slug: request.params.slug };
     },
   );

@@ -5,21 +5,18 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { Config } from '../../config.js';
+import type { Capabilities } from '../../domain/capability.js';
 import { isValidSlug, parseVersionNumber } from '../../domain/ids.js';
-import {
-  findRawDocument,
-  findViewerPage,
-  opensLockedDrop,
-  type PublicViewDeps,
-  type VisitorAccess,
-} from '../../domain/public-view.js';
-import { unlockDrop } from '../../domain/viewing.js';
+import { findViewerPage, opensLockedDrop, type PublicViewDeps, type VisitorAccess } from '../../domain/public-view.js';
+import { type UnlockDeps, unlockDrop, type ViewCounter } from '../../domain/viewing.js';
 import { writeRawAnswer } from '../../serve/fast-path.js';
 import { CACHE_PRIVATE } from '../../serve/raw.js';
 import { openPolicyOf } from '../../serve/raw-cache.js';
-import { createRawLoader, type RawLoader } from '../../serve/raw-loader.js';
-import type { RouteContext, TypedApp } from '../app.js';
+import type { RawLoader } from '../../serve/raw-loader.js';
+import type { TypedApp } from '../app.js';
 import { acceptFormPosts, formField, isForeignFormPost } from '../forms.js';
+import { type PageOptions, refusePage, showPage } from '../page-reply.js';
 import { NOT_FOUND_PAGE, passcodeRequiredPage, versionNotFoundPage } from '../pages/layout.js';
 import { renderGate, renderViewer } from '../pages/viewer.js';
 import { cookieValue, serializeCookie } from '../signed-cookie.js';
@@ -27,15 +24,8 @@ import { cookieValue, serializeCookie } from '../signed-cookie.js';
 export const CAPABILITY_COOKIE = 'hd_cap';
 export const CAPABILITY_PARAM = 'cap';
 
-export function sendPage(reply: FastifyReply, status: number, html: string, cacheControl = 'no-store'): FastifyReply {
-  return reply
-    .code(status)
-    .header('content-type', 'text/html; charset=utf-8')
-    .header('x-content-type-options', 'nosniff')
-    .header('referrer-policy', 'no-referrer')
-    .header('cache-control', cacheControl)
-    .send(html);
-}
+/** A page that depends on the visitor's capability: never kept by a shared cache. */
+const PRIVATE: PageOptions = { cacheControl: CACHE_PRIVATE };
 
 /** Parses `?v=<n>`: undefined when absent, null when it names no possible version. */
 function requestedVersion(v: unknown): number | undefined | null {
@@ -86,22 +76,26 @@ function accessOf(request: FastifyRequest): VisitorAccess {
 }
 
 /** What the three public routes share, built once. */
-interface PublicRoutes {
-  readonly ctx: RouteContext;
-  readonly view: PublicViewDeps;
-  readonly loadRaw: RawLoader;
+interface PublicRoutes extends PublicRouteDeps {
   readonly frameAncestors: string;
   /** A fresh nonce and the viewer CSP header that allows it. */
   pageNonce(reply: FastifyReply): string;
 }
 
-export function registerPublicRoutes(app: TypedApp, ctx: RouteContext): void {
-  const { store, clock, tokenUses, capabilities, rawCache, config } = ctx;
-  const frameAncestors = frameAncestorsOf(config.embedOrigins);
+/** What the public routes use: who may see what, the raw documents, view counts and the passcode gate. */
+export interface PublicRouteDeps {
+  readonly config: Config;
+  readonly view: PublicViewDeps;
+  readonly loadRaw: RawLoader;
+  readonly views: ViewCounter;
+  readonly capabilities: Capabilities;
+  readonly unlock: UnlockDeps;
+}
+
+export async function publicRoutes(app: TypedApp, deps: PublicRouteDeps): Promise<void> {
+  const frameAncestors = frameAncestorsOf(deps.config.embedOrigins);
   const routes: PublicRoutes = {
-    ctx,
-    view: { store, clock, tokenUses, capabilities },
-    loadRaw: createRawLoader(rawCache, (slug, version) => findRawDocument(store, slug, version)),
+    ...deps,
     frameAncestors,
     pageNonce(reply) {
       const nonce = randomBytes(16).toString('base64');
@@ -122,13 +116,13 @@ function registerRawRoute(app: TypedApp, routes: PublicRoutes): void {
     schema: { hide: true },
     handler: async (request, reply) => {
       const target = publicTarget(request);
-      if (target === undefined) return sendPage(reply, 404, NOT_FOUND_PAGE);
+      if (target === undefined) return refusePage(reply, 'not_found', NOT_FOUND_PAGE);
       const { slug, version } = target;
       const entry = await routes.loadRaw(slug, version);
-      if (entry === undefined) return sendPage(reply, 404, NOT_FOUND_PAGE);
+      if (entry === undefined) return refusePage(reply, 'not_found', NOT_FOUND_PAGE);
       if (entry.locked && !(await opensLockedDrop(routes.view, entry, accessOf(request)))) {
         const viewer = `/p/${slug}${version === undefined ? '' : `?v=${version}`}`;
-        return sendPage(reply, 401, passcodeRequiredPage(viewer), CACHE_PRIVATE);
+        return refusePage(reply, 'locked', passcodeRequiredPage(viewer), PRIVATE);
       }
       const policy = entry.locked ? 'private' : openPolicyOf(version);
       // The fast path's writer, so every raw document goes out through one code path (serve/fast-path.ts).
@@ -148,27 +142,31 @@ function registerRawRoute(app: TypedApp, routes: PublicRoutes): void {
 
 /** `/p/<slug>[?v=<n>]`: the viewer page, the passcode gate, or a 404 page. */
 function registerViewerRoute(app: TypedApp, routes: PublicRoutes): void {
-  const { config, views } = routes.ctx;
+  const { config, views } = routes;
   app.route({
     method: ['GET', 'HEAD'],
     url: '/p/:slug',
     schema: { hide: true },
     handler: async (request, reply) => {
       const { slug } = request.params as Params;
-      if (!isValidSlug(slug)) return sendPage(reply, 404, NOT_FOUND_PAGE);
+      if (!isValidSlug(slug)) return refusePage(reply, 'not_found', NOT_FOUND_PAGE);
       const askedFor = (request.query as Query).v;
       const requested = requestedVersion(askedFor);
       const page = await findViewerPage(routes.view, slug, requested, accessOf(request));
-      if (page.kind === 'not_found') return sendPage(reply, 404, NOT_FOUND_PAGE);
+      if (page.kind === 'not_found') return refusePage(reply, 'not_found', NOT_FOUND_PAGE);
       const nonce = routes.pageNonce(reply);
       if (page.kind === 'locked') {
         // No byte of the drop, not even its title or whether a version exists, before the passcode.
         const versionQuery = typeof requested === 'number' ? `?v=${requested}` : '';
         const gate = renderGate({ slug, action: `/p/${slug}/unlock${versionQuery}`, error: null, nonce });
-        return sendPage(reply, 200, gate, CACHE_PRIVATE);
+        return showPage(reply, gate, PRIVATE);
       }
       if (page.kind === 'version_not_found') {
-        return sendPage(reply, 404, versionNotFoundPage(slug, String(askedFor).slice(0, 40), page.latestVersion));
+        return refusePage(
+          reply,
+          'version_not_found',
+          versionNotFoundPage(slug, String(askedFor).slice(0, 40), page.latestVersion),
+        );
       }
       const { drop, shown, versions, frameCapability } = page;
       const rawUrl = `/p/${slug}/raw?v=${shown.version}`;
@@ -193,14 +191,14 @@ function registerViewerRoute(app: TypedApp, routes: PublicRoutes): void {
       });
       if (request.method === 'GET') views.record(slug);
       // Not cached by shared caches, so every render reaches the view count.
-      return sendPage(reply, 200, html, drop.locked ? CACHE_PRIVATE : 'no-cache');
+      return showPage(reply, html, drop.locked ? PRIVATE : { cacheControl: 'no-cache' });
     },
   });
 }
 
 /** `POST /p/<slug>/unlock`: the passcode form, limited per client and per drop (domain/viewing.ts). */
 function registerUnlockRoute(app: TypedApp, routes: PublicRoutes): void {
-  const { config, capabilities } = routes.ctx;
+  const { config, capabilities } = routes;
   const secureCookie = config.baseUrl.startsWith('https:');
   const ownOrigin = new URL(config.baseUrl).origin;
   // The passcode form posts application/x-www-form-urlencoded; this encapsulated context parses it.
@@ -208,7 +206,7 @@ function registerUnlockRoute(app: TypedApp, routes: PublicRoutes): void {
     acceptFormPosts(gate);
     gate.post('/p/:slug/unlock', { schema: { hide: true } }, async (request, reply) => {
       const target = publicTarget(request);
-      if (target === undefined) return sendPage(reply, 404, NOT_FOUND_PAGE);
+      if (target === undefined) return refusePage(reply, 'not_found', NOT_FOUND_PAGE);
       const { slug, version: requested } = target;
       const versionQuery = requested === undefined ? '' : `?v=${requested}`;
       const nonce = routes.pageNonce(reply);
@@ -216,22 +214,21 @@ function registerUnlockRoute(app: TypedApp, routes: PublicRoutes): void {
       // Another site (or a drop, from its opaque origin) must not spend a visitor's attempts or plant a
       // capability: refused before the passcode is looked at, and not counted.
       if (isForeignFormPost(request.headers, ownOrigin)) {
-        return sendPage(reply, 403, renderGate({ slug, action, error: 'foreign', nonce }), CACHE_PRIVATE);
+        return refusePage(reply, 'cross_site', renderGate({ slug, action, error: 'foreign', nonce }), PRIVATE);
       }
-      const result = await unlockDrop(routes.ctx.unlock, slug, request.ip, formField(request.body, 'passcode'));
+      const result = await unlockDrop(routes.unlock, slug, request.ip, formField(request.body, 'passcode'));
       switch (result.kind) {
         case 'not_found':
-          return sendPage(reply, 404, NOT_FOUND_PAGE);
+          return refusePage(reply, 'not_found', NOT_FOUND_PAGE);
         case 'open':
           return reply.code(303).header('cache-control', CACHE_PRIVATE).redirect(`/p/${slug}${versionQuery}`, 303);
         case 'rate_limited': {
           const { retryAfterSeconds } = result;
-          reply.header('retry-after', String(retryAfterSeconds));
           const page = renderGate({ slug, action, error: 'rate_limited', retryAfterSeconds, nonce });
-          return sendPage(reply, 429, page, CACHE_PRIVATE);
+          return refusePage(reply, 'rate_limited', page, { ...PRIVATE, retryAfterSeconds });
         }
         case 'wrong':
-          return sendPage(reply, 401, renderGate({ slug, action, error: 'wrong', nonce }), CACHE_PRIVATE);
+          return refusePage(reply, 'wrong_passcode', renderGate({ slug, action, error: 'wrong', nonce }), PRIVATE);
         case 'granted': {
           const cookie = serializeCookie(CAPABILITY_COOKIE, result.token, {
             path: `/p/${slug}`,

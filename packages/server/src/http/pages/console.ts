@@ -1,0 +1,167 @@
+/** Console pages: signed out, the drop list, the tokens (docs/console.md). The drop's own page is console-drop.ts. */
+import type { DropRecord, SortBy, SortOrder, TokenInfo } from '../../domain/types.js';
+import { consoleShell, copyableCommand, csrfField, notice, timeTag } from './console-layout.js';
+import { escapeHtml } from './layout.js';
+
+export interface Who {
+  readonly login: string;
+  readonly provider: string;
+  readonly csrf: string;
+}
+
+/** `/console` signed out: what it is, and sign-in through the configured provider. */
+export function signedOutPage(options: { providerName: string; loginHref: string; nonce: string }): string {
+  return consoleShell({
+    title: 'Sign in',
+    nonce: options.nonce,
+    body: `<section class="empty"><h1>Your drops, in one place</h1>
+<p class="muted">Sign in to see every drop your agents published for you: find one by title or tag, change its passcode,
+restore or delete versions, and revoke tokens.</p>
+<p><a class="button primary" id="console-sign-in" href="${escapeHtml(options.loginHref)}">Sign in with ${escapeHtml(options.providerName)}</a></p></section>`,
+  });
+}
+
+/** The list's state, as its query string carries it. */
+export interface ListState {
+  readonly q: string;
+  readonly tags: string;
+  readonly sort: string;
+  readonly page: number;
+}
+
+/** The sort choices of the list: the API's sort fields and orders, named for people. */
+export const SORTS: Readonly<Record<string, { label: string; sortBy: SortBy; sortOrder: SortOrder }>> = {
+  updated: { label: 'Recently updated', sortBy: 'updated_at', sortOrder: 'desc' },
+  created: { label: 'Newest first', sortBy: 'created_at', sortOrder: 'desc' },
+  oldest: { label: 'Oldest first', sortBy: 'created_at', sortOrder: 'asc' },
+  views: { label: 'Most viewed', sortBy: 'view_count', sortOrder: 'desc' },
+  'least-viewed': { label: 'Least viewed', sortBy: 'view_count', sortOrder: 'asc' },
+};
+
+/** A link to the list with some of its state changed (page 1 unless given). */
+export function listHref(state: ListState, change: Partial<ListState>): string {
+  const next = { ...state, page: 1, ...change };
+  const params = new URLSearchParams();
+  if (next.q !== '') params.set('q', next.q);
+  if (next.tags !== '') params.set('tags', next.tags);
+  if (next.sort !== 'updated') params.set('sort', next.sort);
+  if (next.page !== 1) params.set('page', String(next.page));
+  const query = params.toString();
+  return query === '' ? '/console' : `/console?${query}`;
+}
+
+function filterForm(state: ListState): string {
+  const options = Object.entries(SORTS)
+    .map(([key, { label }]) => `<option value="${key}"${key === state.sort ? ' selected' : ''}>${label}</option>`)
+    .join('');
+  return `<form method="get" action="/console" class="grid filters" role="search" aria-label="Find drops">
+<div><label for="q">Title contains</label><input type="search" id="q" name="q" value="${escapeHtml(state.q)}" autocomplete="off"></div>
+<div><label for="tags">Tags <span class="muted">(key=value, space-separated)</span></label><input type="text" id="tags" name="tags" value="${escapeHtml(state.tags)}" autocomplete="off" spellcheck="false" placeholder="project=acme"></div>
+<div><label for="sort">Sort</label><select id="sort" name="sort">${options}</select></div>
+<div class="row"><button class="primary" type="submit">Find</button>${state.q !== '' || state.tags !== '' ? '<a href="/console">Clear</a>' : ''}</div></form>`;
+}
+
+function tagChips(drop: DropRecord, state: ListState): string {
+  return Object.entries(drop.metadata)
+    .map(([key, value]) => {
+      const pair = `${key}=${value}`;
+      const href = listHref(state, { tags: pair });
+      return `<a class="chip" href="${escapeHtml(href)}" title="Show drops tagged ${escapeHtml(pair)}">${escapeHtml(pair)}</a>`;
+    })
+    .join('');
+}
+
+function dropRow(drop: DropRecord, state: ListState): string {
+  const href = `/console/drops/${encodeURIComponent(drop.slug)}`;
+  return `<tr data-slug="${escapeHtml(drop.slug)}"><td class="title-cell"><a href="${href}">${escapeHtml(drop.title)}</a>
+<div class="muted mono">${escapeHtml(drop.slug)}</div></td>
+<td data-label="Tags">${tagChips(drop, state) || '<span class="muted">none</span>'}</td>
+<td data-label="Versions" class="num">${drop.versionCount}</td><td data-label="Views" class="num">${drop.viewCount}</td>
+<td data-label="Passcode">${drop.locked ? '<span class="badge">Locked</span>' : '<span class="muted">Open</span>'}</td>
+<td data-label="Updated">${timeTag(drop.updatedAt)}</td></tr>`;
+}
+
+/** How the first drop gets published, for the empty console. */
+export function firstPublishHelp(baseUrl: string): string {
+  const command = `npx --yes --package=${baseUrl}/cli/htmldrop.tgz htmldrop --server ${baseUrl} publish report.html`;
+  return `<p>Ask your agent to publish something: tell it to read <a href="/llms.txt">${escapeHtml(baseUrl)}/llms.txt</a>,
+or publish a file yourself (the CLI asks you to sign in the first time):</p>${copyableCommand('first-publish', command, 'Publish command')}`;
+}
+
+export interface ListPage {
+  readonly who: Who;
+  readonly nonce: string;
+  readonly baseUrl: string;
+  readonly state: ListState;
+  readonly drops: readonly DropRecord[];
+  readonly total: number;
+  readonly totalPages: number;
+  /** A finished action, shown above the list. */
+  readonly done?: string;
+  /** A refusal of the filters, shown above the list. */
+  readonly error?: string;
+}
+
+/** `/console`: the owner's drops. */
+export function dropListPage(page: ListPage): string {
+  const { state, drops, total, totalPages } = page;
+  const filtered = state.q !== '' || state.tags !== '';
+  let list: string;
+  if (total === 0 && !filtered) {
+    list = `<section class="empty" id="empty-console"><h2>No drops yet</h2>${firstPublishHelp(page.baseUrl)}</section>`;
+  } else if (drops.length === 0) {
+    list = `<section class="empty"><h2>No drop matches</h2><p><a href="/console">Show all drops</a></p></section>`;
+  } else {
+    const pager =
+      totalPages <= 1
+        ? ''
+        : `<nav class="pager" aria-label="Pages">${state.page > 1 ? `<a href="${escapeHtml(listHref(state, { page: state.page - 1 }))}" rel="prev">Previous</a>` : '<span></span>'}
+<span class="muted">Page ${state.page} of ${totalPages}</span>${state.page < totalPages ? `<a href="${escapeHtml(listHref(state, { page: state.page + 1 }))}" rel="next">Next</a>` : '<span></span>'}</nav>`;
+    list = `<section><table class="cards" id="drop-list"><caption class="muted" style="text-align:left;caption-side:top;padding-bottom:6px">${total} drop${total === 1 ? '' : 's'}${filtered ? ' found' : ''}</caption>
+<thead><tr><th scope="col">Title</th><th scope="col">Tags</th><th scope="col" class="num">Versions</th><th scope="col" class="num">Views</th><th scope="col">Passcode</th><th scope="col">Updated</th></tr></thead>
+<tbody>${drops.map((drop) => dropRow(drop, state)).join('')}</tbody></table>${pager}</section>`;
+  }
+  return consoleShell({
+    title: 'Your drops',
+    nonce: page.nonce,
+    who: page.who,
+    current: 'drops',
+    body: `<h1>Your drops</h1>${page.done === undefined ? '' : notice('ok', page.done)}${page.error === undefined ? '' : notice('err', page.error)}<section>${filterForm(state)}</section>${list}`,
+  });
+}
+
+export interface TokensPage {
+  readonly who: Who;
+  readonly nonce: string;
+  readonly tokens: readonly TokenInfo[];
+  readonly done?: string;
+  readonly error?: string;
+}
+
+/** `/console/tokens`: the account's tokens, each revocable. */
+export function tokensPage(page: TokensPage): string {
+  const rows = page.tokens
+    .map(
+      (
+        token,
+      ) => `<tr data-token="${escapeHtml(token.id)}"><td class="title-cell"><strong>${token.label === null ? '<span class="muted">no label</span>' : escapeHtml(token.label)}</strong>
+<div class="muted mono">${escapeHtml(token.id)}</div></td><td data-label="Created">${timeTag(token.createdAt)}</td><td data-label="Last used">${timeTag(token.lastUsedAt)}</td>
+<td data-label="Action"><form method="post" action="/console/tokens/${encodeURIComponent(token.id)}/revoke" data-confirm="Revoke this token? Whatever uses it stops working at once.">${csrfField(page.who.csrf)}
+<button class="danger" type="submit" aria-label="Revoke ${escapeHtml(token.label ?? token.id)}">Revoke</button></form></td></tr>`,
+    )
+    .join('');
+  const table =
+    page.tokens.length === 0
+      ? '<p class="empty" id="no-tokens">No active tokens. Agents get one when you approve them on <a href="/verify">/verify</a>.</p>'
+      : `<table class="cards" id="token-list"><thead><tr><th scope="col">Label</th><th scope="col">Created</th><th scope="col">Last used</th><th scope="col">Action</th></tr></thead><tbody>${rows}</tbody></table>`;
+  return consoleShell({
+    title: 'Tokens',
+    nonce: page.nonce,
+    who: page.who,
+    current: 'tokens',
+    body: `<h1>Tokens</h1>${page.done === undefined ? '' : notice('ok', page.done)}${page.error === undefined ? '' : notice('err', page.error)}
+<p class="muted">Tokens are what your agents, the CLI and the MCP server use to publish for you. Revoking one stops it at
+once. This browser is not using a token: it holds a signed session cookie that lasts 7 days or until you sign out, is not
+listed here, and cannot call the API.</p><section>${table}</section>`,
+  });
+}

@@ -1,0 +1,160 @@
+/**
+ * One drop in the console (docs/console.md): its page, the confirmation before deleting it, and every action an owner
+ * has in the API (details, passcode, restore or delete a version, delete the drop), each through the domain function
+ * the API uses and the same body validation.
+ */
+import type { FastifyRequest } from 'fastify';
+import * as drops from '../../domain/drops.js';
+import { isValidSlug, parseVersionNumber } from '../../domain/ids.js';
+import type { Metadata } from '../../domain/types.js';
+import { ApiError } from '../../errors.js';
+import type { TypedApp } from '../app.js';
+import { formField } from '../forms.js';
+import { confirmDeletePage, dropPage } from '../pages/console-drop.js';
+import { bodyChecker } from '../validation.js';
+import { type ConsoleKit, type ConsoleRouteDeps, doneOf, type Visit } from './console-kit.js';
+
+type Params = { readonly slug: string; readonly n?: string };
+
+const paramsOf = (request: FastifyRequest) => request.params as Params;
+const pagePath = (slug: string) => `/console/drops/${encodeURIComponent(slug)}`;
+
+/** Tags from the details form, one `key=value` per line; the schema then checks keys and values as the API does. */
+export function parseTags(input: string): Metadata {
+  const tags: Record<string, string> = {};
+  for (const [index, line] of input.split(/\r?\n/).entries()) {
+    if (line.trim() === '') continue;
+    const eq = line.indexOf('=');
+    const key = eq < 0 ? '' : line.slice(0, eq).trim();
+    if (key === '' || key === '__proto__' || Object.hasOwn(tags, key)) {
+      const why = key === '' ? 'is not key=value' : `repeats a key or uses a reserved one ("${key}")`;
+      throw new ApiError('invalid_arg', { message: `Tag line ${index + 1} ${why}.`, details: { field: 'metadata' } });
+    }
+    tags[key] = line.slice(eq + 1).trim();
+  }
+  return tags;
+}
+
+/** The `<n>` of a version action: a version number, else 404 like an unknown version. */
+function versionOf(request: FastifyRequest): number {
+  const n = parseVersionNumber(paramsOf(request).n);
+  if (n === undefined) throw new ApiError('version_not_found');
+  return n;
+}
+
+export function registerDropPages(app: TypedApp, kit: ConsoleKit, deps: ConsoleRouteDeps): void {
+  const hide = { schema: { hide: true } };
+  const { baseUrl } = deps.config;
+  const checkDetails = bodyChecker<drops.DetailsInput>(deps.schemas.PatchDropBody);
+  const load = (v: Visit, slug: string) => {
+    if (!isValidSlug(slug)) throw new ApiError('not_found');
+    return drops.listVersions(deps.drops, v.session.accountId, slug);
+  };
+  /** The drop page, as a refusal shows it again: with the message, and what the owner typed into the details. */
+  const again = async (v: Visit, request: FastifyRequest, error: string, withForm = false) => {
+    const { drop, versions } = await load(v, paramsOf(request).slug);
+    const body = request.body;
+    const form = withForm
+      ? { title: formField(body, 'title'), description: formField(body, 'description'), tags: formField(body, 'tags') }
+      : undefined;
+    return dropPage({
+      who: v.who,
+      nonce: v.nonce,
+      baseUrl,
+      drop,
+      versions,
+      error,
+      ...(form === undefined ? {} : { form }),
+    });
+  };
+  const refused = (v: Visit, request: FastifyRequest, message: string) => again(v, request, message);
+
+  app.get(
+    '/console/drops/:slug',
+    hide,
+    kit.page(async (v, request, reply) => {
+      const { drop, versions } = await load(v, paramsOf(request).slug);
+      return kit.show(reply, v, dropPage({ who: v.who, nonce: v.nonce, baseUrl, drop, versions, ...doneOf(request) }));
+    }),
+  );
+  app.get(
+    '/console/drops/:slug/delete',
+    hide,
+    kit.page(async (v, request, reply) => {
+      const { drop } = await load(v, paramsOf(request).slug);
+      return kit.show(reply, v, confirmDeletePage({ who: v.who, nonce: v.nonce, baseUrl, drop }));
+    }),
+  );
+
+  app.post(
+    '/console/drops/:slug/details',
+    hide,
+    kit.action({
+      write: true,
+      async run(session, request) {
+        const { slug } = paramsOf(request);
+        const body = request.body;
+        const input = checkDetails({
+          title: formField(body, 'title'),
+          description: formField(body, 'description'),
+          metadata: parseTags(formField(body, 'tags')),
+        });
+        await drops.updateDetails(deps.drops, session.accountId, slug, input);
+        return `${pagePath(slug)}?done=saved`;
+      },
+      refused: (v, request, message) => again(v, request, message, true),
+    }),
+  );
+  app.post(
+    '/console/drops/:slug/passcode',
+    hide,
+    kit.action({
+      write: true,
+      async run(session, request) {
+        const { slug } = paramsOf(request);
+        const passcode = formField(request.body, 'passcode');
+        await drops.setPasscode(deps.drops, session.accountId, slug, passcode);
+        return `${pagePath(slug)}?done=${passcode === '' ? 'unlocked' : 'locked'}`;
+      },
+      refused,
+    }),
+  );
+  app.post(
+    '/console/drops/:slug/versions/:n/restore',
+    hide,
+    kit.action({
+      write: true,
+      async run(session, request) {
+        const { slug } = paramsOf(request);
+        await drops.restoreVersion(deps.drops, session.accountId, slug, versionOf(request));
+        return `${pagePath(slug)}?done=restored`;
+      },
+      refused,
+    }),
+  );
+  app.post(
+    '/console/drops/:slug/versions/:n/delete',
+    hide,
+    kit.action({
+      write: true,
+      async run(session, request) {
+        const { slug } = paramsOf(request);
+        await drops.deleteVersion(deps.drops, session.accountId, slug, versionOf(request));
+        return `${pagePath(slug)}?done=version-deleted`;
+      },
+      refused,
+    }),
+  );
+  app.post(
+    '/console/drops/:slug/delete',
+    hide,
+    kit.action({
+      write: true,
+      async run(session, request) {
+        await drops.deleteDrop(deps.drops, session.accountId, paramsOf(request).slug);
+        return '/console?done=deleted';
+      },
+      refused,
+    }),
+  );
+}

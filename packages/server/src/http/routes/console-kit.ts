@@ -1,0 +1,157 @@
+/**
+ * What every console route shares (docs/console.md): who is signed in, the page and refusal writers, and the two
+ * shapes of a console handler. `page()` is a GET that changes nothing: signed out, it shows the sign-in page; an
+ * unknown or foreign drop is the same 404 page. `action()` is a POST: the exact Origin, the console session and its
+ * CSRF token are checked before anything else (403 `cross_site`, nothing done); a write counts toward the account's
+ * write limits as the API's writes do; success goes back with 303, a refusal shows the page again with the
+ * readable message and the catalogue's status.
+ */
+import { randomBytes } from 'node:crypto';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { Config } from '../../config.js';
+import type { AccountDeps } from '../../domain/accounts.js';
+import type { DropDeps } from '../../domain/drops.js';
+import type { WriteLimiter } from '../../domain/write-limit.js';
+import { type ApiError, isApiError } from '../../errors.js';
+import type { IdentityProvider } from '../../identity/index.js';
+import { refusePage, servicePage, showPage } from '../page-reply.js';
+import { signedOutPage, type Who } from '../pages/console.js';
+import { consoleShell, notice } from '../pages/console-layout.js';
+import type { Schemas } from '../schemas.js';
+import { CONSOLE_SESSION, type SessionPayload, type WebSessions } from '../web-session.js';
+
+/** What the console uses: the drops and accounts domains, the write limiter, the provider and the web sessions. */
+export interface ConsoleRouteDeps {
+  readonly config: Config;
+  readonly schemas: Schemas;
+  readonly drops: DropDeps;
+  readonly accounts: AccountDeps;
+  readonly writeLimiter: WriteLimiter;
+  readonly identity: IdentityProvider;
+  readonly sessions: WebSessions;
+}
+
+/** A signed-in request: who, the nonce of its page, and the CSRF token its forms carry. */
+export interface Visit {
+  readonly session: SessionPayload;
+  readonly who: Who;
+  readonly nonce: string;
+}
+
+export type Handler = (request: FastifyRequest, reply: FastifyReply) => Promise<FastifyReply>;
+
+export interface ActionOptions {
+  /** Whether it counts toward the write limits (what an API write would: drop changes, not token revocation). */
+  readonly write: boolean;
+  /** Does it; answers where to go back to. */
+  run(session: SessionPayload, request: FastifyRequest): Promise<string>;
+  /** The page to show again, with the refusal's message. */
+  refused(v: Visit, request: FastifyRequest, message: string): Promise<string>;
+}
+
+export interface ConsoleKit {
+  page(render: (v: Visit, request: FastifyRequest, reply: FastifyReply) => Promise<FastifyReply>): Handler;
+  action(options: ActionOptions): Handler;
+  show(reply: FastifyReply, v: Visit, html: string): FastifyReply;
+  refuse(reply: FastifyReply, v: Visit, error: ApiError, html: string): FastifyReply;
+}
+
+/** What a finished action says on the page it goes back to (a fixed table: nothing from the URL is echoed). */
+export const DONE: Readonly<Record<string, string>> = {
+  saved: 'Details saved.',
+  locked: 'Passcode set: viewers must now enter it.',
+  unlocked: 'Passcode removed: anyone with the link can view the drop.',
+  restored: 'Restored: the new latest version has the content of the version you chose.',
+  'version-deleted': 'Version deleted.',
+  deleted: 'The drop was deleted.',
+  revoked: 'Token revoked: whatever used it can no longer publish.',
+};
+
+/** The `done` message a page was sent back with, if any. */
+export function doneOf(request: FastifyRequest): { done?: string } {
+  const key = (request.query as Record<string, unknown>).done;
+  const done = typeof key === 'string' && Object.hasOwn(DONE, key) ? DONE[key] : undefined;
+  return done === undefined ? {} : { done };
+}
+
+/** A refusal as the owner reads it; a 429 says when to retry. */
+export function refusalText(error: ApiError): string {
+  const retry = error.retryAfterSeconds === undefined ? '' : ` Try again in ${error.retryAfterSeconds} s.`;
+  return `${error.message}${retry}`;
+}
+
+const newNonce = () => randomBytes(16).toString('base64');
+const hidden = (error: unknown) => isApiError(error) && (error.code === 'not_found' || error.code === 'forbidden');
+
+/** A console page outside a signed-in visit: a refusal, or the sign-in page. */
+function bareRefusal(reply: FastifyReply, message: string): FastifyReply {
+  const nonce = newNonce();
+  const body = `<h1>Refused</h1>${notice('err', message)}<p><a href="/console">Open the console</a></p>`;
+  return refusePage(reply, 'cross_site', consoleShell({ title: 'Refused', nonce, body }), servicePage(nonce));
+}
+
+export function createConsoleKit(deps: ConsoleRouteDeps): ConsoleKit {
+  const { sessions } = deps;
+  const visit = (request: FastifyRequest): Visit | undefined => {
+    const session = sessions.read<SessionPayload>(request, CONSOLE_SESSION);
+    if (session === undefined) return undefined;
+    const who = { login: session.login, provider: session.provider, csrf: sessions.csrf(request, CONSOLE_SESSION) };
+    return { session, who, nonce: newNonce() };
+  };
+  const notFound = (reply: FastifyReply, v: Visit) => {
+    const body = `<h1>Drop not found</h1>${notice('err', 'No drop of yours has this address. It may have been deleted.')}<p><a href="/console">Back to your drops</a></p>`;
+    const html = consoleShell({ title: 'Not found', nonce: v.nonce, who: v.who, current: 'drops', body });
+    return refusePage(reply, 'not_found', html, servicePage(v.nonce));
+  };
+  const signedOut = (request: FastifyRequest, reply: FastifyReply) => {
+    const nonce = newNonce();
+    const loginHref = `/console/login?next=${encodeURIComponent(request.url)}`;
+    const html = signedOutPage({ providerName: deps.identity.displayName, loginHref, nonce });
+    return showPage(reply, html, servicePage(nonce));
+  };
+  const kit: ConsoleKit = {
+    show: (reply, v, html) => showPage(reply, html, servicePage(v.nonce)),
+    refuse: (reply, v, error, html) => refusePage(reply, error, html, servicePage(v.nonce)),
+    page: (render) => async (request, reply) => {
+      const v = visit(request);
+      if (v === undefined) return signedOut(request, reply);
+      try {
+        return await render(v, request, reply);
+      } catch (error) {
+        if (hidden(error)) return notFound(reply, v);
+        throw error;
+      }
+    },
+    action: (options) => async (request, reply) => {
+      const session = sessions.checkPost(request, CONSOLE_SESSION);
+      const v = visit(request);
+      if (session === undefined || v === undefined) {
+        return bareRefusal(reply, 'This form did not come from your console, or your session ended. Try again.');
+      }
+      let release: (() => Promise<void>) | undefined;
+      try {
+        if (options.write) release = await deps.writeLimiter.consume(session.accountId);
+        const next = await options.run(session, request);
+        return reply.header('cache-control', 'no-store').redirect(next, 303);
+      } catch (error) {
+        if (!isApiError(error)) throw error;
+        // As on the API: a write refused with a 429 of its own (quota_exceeded) does not count.
+        if (error.status === 429 && release !== undefined) await release();
+        if (hidden(error)) return notFound(reply, v);
+        return kit.refuse(reply, v, error, await options.refused(v, request, refusalText(error)));
+      }
+    },
+  };
+  return kit;
+}
+
+/** POST /console/logout: ends the console session (Origin and CSRF checked like every console POST). */
+export function logout(sessions: WebSessions): Handler {
+  return async (request, reply) => {
+    if (sessions.checkPost(request, CONSOLE_SESSION) === undefined) {
+      return bareRefusal(reply, 'Sign-out must come from your console.');
+    }
+    reply.header('set-cookie', sessions.clear(CONSOLE_SESSION));
+    return reply.header('cache-control', 'no-store').redirect('/console', 303);
+  };
+}

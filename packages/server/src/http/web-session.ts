@@ -1,0 +1,101 @@
+/**
+ * The service's own browser sessions (docs/api.md 5.4 and "Console"): signed, expiring cookies, `HttpOnly`, host-only
+ * (no `Domain`, so never sent to a content origin), `Secure` on https. Stateless, so every instance sharing the
+ * signing key accepts them. A POST from one of our pages must carry the exact Origin of the service, a live session
+ * and the CSRF token bound to that session cookie.
+ */
+import type { FastifyRequest } from 'fastify';
+import { formField } from './forms.js';
+import { cookieValue, type Signer, serializeCookie } from './signed-cookie.js';
+
+/** A cookie: its name, path, lifetime (also the signed payload's) and SameSite rule, and what its MACs are for. */
+export interface CookieSpec {
+  readonly name: string;
+  readonly path: string;
+  readonly ttlMs: number;
+  readonly sameSite: 'Strict' | 'Lax';
+  /** The signer purpose of the cookie's value. */
+  readonly purpose: string;
+  /** The signer purpose of the CSRF token bound to it. */
+  readonly csrfPurpose: string;
+}
+
+/** The human approving a device request on /verify; Strict, so a cross-site request never carries it. */
+export const VERIFY_SESSION: CookieSpec = {
+  name: 'hd_session',
+  path: '/verify',
+  ttlMs: 60 * 60_000,
+  sameSite: 'Strict',
+  purpose: 'session',
+  csrfPurpose: 'csrf',
+};
+
+/** One sign-in in progress; Lax, since it must come back on the provider's cross-site redirect to the callback. */
+export const SIGN_IN: CookieSpec = {
+  name: 'hd_signin',
+  path: '/verify',
+  ttlMs: 10 * 60_000,
+  sameSite: 'Lax',
+  purpose: 'signin',
+  csrfPurpose: 'signin-csrf',
+};
+
+/**
+ * The owner's console session: 7 days, Lax (a link to the console from elsewhere opens it signed in; every change
+ * is still a POST with Origin and CSRF checks), path `/` so the viewer knows its owner.
+ */
+export const CONSOLE_SESSION: CookieSpec = {
+  name: 'hd_console',
+  path: '/',
+  ttlMs: 7 * 24 * 60 * 60_000,
+  sameSite: 'Lax',
+  purpose: 'console',
+  csrfPurpose: 'console-csrf',
+};
+
+/** The signed payload of a session cookie: who signed in. */
+export interface SessionPayload {
+  readonly accountId: string;
+  readonly login: string;
+  readonly provider: string;
+}
+
+export interface WebSessions {
+  /** The exact Origin our pages post from. */
+  readonly origin: string;
+  /** A Set-Cookie header that stores `payload`, signed, in the cookie. */
+  set(spec: CookieSpec, payload: object): string;
+  /** A Set-Cookie header that removes the cookie. */
+  clear(spec: CookieSpec): string;
+  /** The cookie's payload, when present, genuine and unexpired. */
+  read<T extends object>(request: FastifyRequest, spec: CookieSpec): T | undefined;
+  /** The CSRF token for the forms of a page rendered for this request's session cookie. */
+  csrf(request: FastifyRequest, spec: CookieSpec): string;
+  /** The session of a POST from our own page: exact Origin, a live session and its CSRF token; else undefined. */
+  checkPost(request: FastifyRequest, spec: CookieSpec): SessionPayload | undefined;
+}
+
+export function createWebSessions(signer: Signer, baseUrl: string): WebSessions {
+  const secure = baseUrl.startsWith('https:');
+  const origin = new URL(baseUrl).origin;
+  const header = (spec: CookieSpec, value: string, maxAgeSeconds: number) =>
+    serializeCookie(spec.name, value, { path: spec.path, maxAgeSeconds, sameSite: spec.sameSite, secure });
+  const raw = (request: FastifyRequest, spec: CookieSpec) => cookieValue(request.headers.cookie, spec.name);
+  const read = <T extends object>(request: FastifyRequest, spec: CookieSpec) =>
+    signer.verify<T>(spec.purpose, raw(request, spec));
+  return {
+    origin,
+    set: (spec, payload) => header(spec, signer.sign(spec.purpose, payload, spec.ttlMs), spec.ttlMs / 1000),
+    clear: (spec) => header(spec, '', 0),
+    read,
+    csrf: (request, spec) => signer.mac(spec.csrfPurpose, raw(request, spec) ?? ''),
+    checkPost(request, spec) {
+      if (request.headers.origin !== origin) return undefined;
+      const session = read<SessionPayload>(request, spec);
+      if (session === undefined) return undefined;
+      // Checked under every key, so a page rendered before a key rotation still posts.
+      const token = formField(request.body, 'csrf');
+      return signer.matches(spec.csrfPurpose, raw(request, spec) ?? '', token) ? session : undefined;
+    },
+  };
+}
