@@ -1,7 +1,7 @@
 import { defineConfig } from 'vitest/config';
 
 /** The HTTP suites that also run against PostgreSQL (each test database in its own schema). */
-const HTTP_SUITES = ['auth', 'device', 'drops', 'errors', 'fuzz', 'limits', 'public', 'raw-socket'].map(
+const HTTP_SUITES = ['auth', 'console', 'device', 'drops', 'errors', 'fuzz', 'limits', 'public', 'raw-socket'].map(
   (name) => `packages/server/test/${name}.test.ts`,
 );
 

@@ -67,25 +67,10 @@ function versionRow(page: DropPage, version: VersionInfo): string {
 <td data-label="Actions"><div class="row"><a class="button" href="/p/${encodeURIComponent(drop.slug)}?v=${n}" aria-label="Open version ${n}">Open</a>${restore}${remove}</div></td></tr>`;
 }
 
-function compareForm(page: DropPage): string {
-  if (page.versions.length < 2) return '';
-  const options = (selected: number) =>
-    page.versions
-      .map(
-        (v) => `<option value="${v.version}"${v.version === selected ? ' selected' : ''}>Version ${v.version}</option>`,
-      )
-      .join('');
-  const [newest, previous] = page.versions;
-  return `<form method="get" action="${dropPath(page.drop.slug)}/diff" class="row" style="margin-top:12px" aria-label="Compare versions">
-<div><label for="from">From</label><select id="from" name="from">${options(previous?.version ?? 1)}</select></div>
-<div><label for="to">To</label><select id="to" name="to">${options(newest?.version ?? 1)}</select></div>
-<button type="submit" style="align-self:flex-end" id="compare">Compare</button></form>`;
-}
-
 function versionsSection(page: DropPage): string {
   return `<section aria-labelledby="versions-h"><h2 id="versions-h">Versions</h2>
 <table class="cards" id="version-list"><thead><tr><th scope="col">Version</th><th scope="col">Published</th><th scope="col" class="num">Size</th><th scope="col">Context</th><th scope="col">Actions</th></tr></thead>
-<tbody>${page.versions.map((version) => versionRow(page, version)).join('')}</tbody></table>${compareForm(page)}</section>`;
+<tbody>${page.versions.map((version) => versionRow(page, version)).join('')}</tbody></table></section>`;
 }
 
 /** `/console/drops/<slug>`: everything the owner can see and do with one drop. */

@@ -1,0 +1,342 @@
+/**
+ * The owner console over HTTP (docs/console.md): sessions (missing, malformed, expired, signed out), the CSRF token
+ * and Origin check on every POST, another account's drop as a 404, the write limits shared with the API, refusals
+ * as readable pages with the catalogue's status, and each action as the API then reports it. The browser side
+ * (sign-in through the providers, the pages themselves, accessibility) is console.browser.test.ts.
+ */
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { createHarness, createTestClock, type Harness, page, type TestClock } from './helpers.js';
+
+const ORIGIN = 'http://drops.test';
+
+let h: Harness;
+let clock: TestClock;
+
+beforeEach(async () => {
+  clock = createTestClock();
+  newMinuteEachPost = true;
+  h = await createHarness({ clock, limits: { maxWritesPerMinute: 6 } });
+});
+afterEach(async () => {
+  await h.close();
+});
+
+interface Session {
+  readonly cookie: string;
+  /** The CSRF token of the session's forms, read from a console page as a browser would. */
+  readonly csrf: string;
+}
+
+const cookiesOf = (setCookie: string | string[] | undefined) => [setCookie ?? []].flat();
+const pair = (header: string) => header.split(';')[0] ?? '';
+
+/** Signs `login` in through the local provider, as the browser does: /console/login, the form, the callback. */
+async function signIn(login: string): Promise<Session> {
+  const start = await h.app.inject({ method: 'GET', url: '/console/login?next=/console' });
+  expect(start.statusCode).toBe(303);
+  const signin = pair(cookiesOf(start.headers['set-cookie'])[0] ?? '');
+  const state = new URL(String(start.headers.location), ORIGIN).searchParams.get('state') ?? '';
+  const done = await h.app.inject({
+    method: 'POST',
+    url: '/verify/callback',
+    headers: { cookie: signin, origin: ORIGIN, 'content-type': 'application/x-www-form-urlencoded' },
+    payload: new URLSearchParams({ state, username: login }).toString(),
+  });
+  expect(done.statusCode).toBe(303);
+  expect(done.headers.location).toBe('/console');
+  const set = cookiesOf(done.headers['set-cookie']).find((c) => c.startsWith('hd_console=')) ?? '';
+  expect(set).toMatch(/; Path=\/; Max-Age=604800; HttpOnly; SameSite=Lax$/);
+  const cookie = pair(set);
+  const list = await get('/console', cookie);
+  const csrf = /name="csrf" value="([^"]+)"/.exec(list.text)?.[1] ?? '';
+  expect(csrf).not.toBe('');
+  return { cookie, csrf };
+}
+
+const get = async (url: string, cookie?: string) => {
+  const response = await h.app.inject({ method: 'GET', url, headers: cookie === undefined ? {} : { cookie } });
+  return { status: response.statusCode, text: response.body, headers: response.headers };
+};
+
+/** A console form post; `fields` already include `csrf` unless a test leaves it out on purpose. */
+async function post(url: string, fields: Record<string, string>, headers: Record<string, string>) {
+  const response = await h.app.inject({
+    method: 'POST',
+    url,
+    headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers },
+    payload: new URLSearchParams(fields).toString(),
+  });
+  return { status: response.statusCode, text: response.body, headers: response.headers };
+}
+/** Whether each console POST moves the clock to a new minute (so only the write-limit test meets the limit). */
+let newMinuteEachPost = true;
+const as = (s: Session, url: string, fields: Record<string, string> = {}) => {
+  if (newMinuteEachPost) clock.advance(60_000);
+  return post(url, { csrf: s.csrf, ...fields }, { cookie: s.cookie, origin: ORIGIN });
+};
+
+async function publish(token: string, title = 'Q3 report', metadata: Record<string, string> = {}) {
+  const created = await h.call('POST', '/api/drops', { token, body: { title, html: page(title), metadata } });
+  expect(created.status).toBe(201);
+  return created.json.slug as string;
+}
+
+describe('sessions', () => {
+  it('without a session, every page is the sign-in page and every POST is refused with nothing changed', async () => {
+    const token = await h.token('ann');
+    const slug = await publish(token);
+    for (const url of ['/console', `/console/drops/${slug}`, `/console/drops/${slug}/delete`, '/console/tokens']) {
+      const answer = await get(url);
+      expect(answer.status, url).toBe(200);
+      expect(answer.text).toContain('id="console-sign-in"');
+      expect(answer.text).not.toContain('Q3 report');
+    }
+    for (const cookie of [undefined, 'hd_console=garbage', 'hd_console=e30.AAAA']) {
+      const headers = { origin: ORIGIN, ...(cookie === undefined ? {} : { cookie }) };
+      const refused = await post(`/console/drops/${slug}/delete`, { csrf: 'x' }, headers);
+      expect(refused.status).toBe(403);
+      expect(refused.text).toContain('id="console-error"');
+    }
+    expect((await h.call('GET', `/api/drops/${slug}`, { token })).status).toBe(200);
+  });
+
+  it('a session lasts 7 days; signing out clears the cookie', async () => {
+    const s = await signIn('ann');
+    clock.advance(7 * 24 * 3600_000 - 60_000);
+    expect((await get('/console', s.cookie)).text).toContain('Signed in as <strong>ann</strong>');
+    clock.advance(120_000);
+    expect((await get('/console', s.cookie)).text).toContain('id="console-sign-in"');
+    const fresh = await signIn('ann');
+    const out = await as(fresh, '/console/logout');
+    expect(out.status).toBe(303);
+    expect(cookiesOf(out.headers['set-cookie'])[0]).toMatch(/^hd_console=; Path=\/; Max-Age=0/);
+  });
+
+  it('one account per identity: the console and the API see the same account', async () => {
+    const token = await h.token('ann');
+    const slug = await publish(token);
+    const s = await signIn('ann');
+    expect((await get('/console', s.cookie)).text).toContain(`data-slug="${slug}"`);
+  });
+});
+
+describe('every POST needs our Origin and the session CSRF token', () => {
+  it('refuses a missing or wrong token, a token of another session, and a missing, foreign or null Origin', async () => {
+    const token = await h.token('ann');
+    const slug = await publish(token);
+    const s = await signIn('ann');
+    const other = await signIn('bob');
+    const attempts: Array<[Record<string, string>, Record<string, string>]> = [
+      [{}, { cookie: s.cookie, origin: ORIGIN }],
+      [{ csrf: 'AAAA' }, { cookie: s.cookie, origin: ORIGIN }],
+      [{ csrf: other.csrf }, { cookie: s.cookie, origin: ORIGIN }],
+      [{ csrf: s.csrf }, { cookie: s.cookie }],
+      [{ csrf: s.csrf }, { cookie: s.cookie, origin: 'http://evil.test' }],
+      [{ csrf: s.csrf }, { cookie: s.cookie, origin: 'null' }],
+    ];
+    const urls = [
+      [`/console/drops/${slug}/details`, { title: 'Hacked', description: '', tags: '' }],
+      [`/console/drops/${slug}/passcode`, { passcode: 'hacked1' }],
+      [`/console/drops/${slug}/versions/1/delete`, {}],
+      [`/console/drops/${slug}/versions/1/restore`, {}],
+      [`/console/drops/${slug}/delete`, {}],
+      ['/console/logout', {}],
+    ] as const;
+    for (const [url, fields] of urls) {
+      for (const [extra, headers] of attempts) {
+        const refused = await post(url, { ...fields, ...extra }, headers);
+        expect(refused.status, `${url} ${JSON.stringify(extra)} ${JSON.stringify(headers)}`).toBe(403);
+      }
+    }
+    const drop = await h.call('GET', `/api/drops/${slug}`, { token });
+    expect(drop.json).toMatchObject({ title: 'Q3 report', locked: false, latest_version: 1 });
+  });
+
+  it('a GET never changes anything', async () => {
+    const token = await h.token('ann');
+    const slug = await publish(token);
+    const s = await signIn('ann');
+    const confirm = await get(`/console/drops/${slug}/delete`, s.cookie);
+    expect(confirm.text).toContain('Delete “Q3 report”?');
+    for (const url of [
+      `/console/drops/${slug}/delete`,
+      `/console/drops/${slug}/versions/1/delete`,
+      '/console/logout',
+    ]) {
+      await get(url, s.cookie);
+    }
+    expect((await h.call('GET', `/api/drops/${slug}`, { token })).status).toBe(200);
+    expect((await get('/console', s.cookie)).text).toContain('Signed in as');
+  });
+});
+
+describe("another account's drop", () => {
+  it('is a 404 page on every page and action, the same as a missing drop, and nothing changes', async () => {
+    const bob = await h.token('bob');
+    const slug = await publish(bob, "Bob's secret plan");
+    const ann = await signIn('ann');
+    for (const url of [
+      `/console/drops/${slug}`,
+      `/console/drops/${slug}/delete`,
+      '/console/drops/nope',
+      '/console/drops/a%20b',
+    ]) {
+      const answer = await get(url, ann.cookie);
+      expect(answer.status, url).toBe(404);
+      expect(answer.text).not.toContain('secret plan');
+    }
+    for (const action of ['details', 'passcode', 'versions/1/restore', 'versions/1/delete', 'delete']) {
+      const answer = await as(ann, `/console/drops/${slug}/${action}`, { title: 'x', passcode: 'abcdef' });
+      expect(answer.status, action).toBe(404);
+    }
+    expect((await get('/console', ann.cookie)).text).not.toContain(slug);
+    const drop = await h.call('GET', `/api/drops/${slug}`, { token: bob });
+    expect(drop.json).toMatchObject({ title: "Bob's secret plan", locked: false, latest_version: 1 });
+  });
+});
+
+describe('actions, as the API then reports them', () => {
+  it('edits details, locks and unlocks, restores and deletes versions, deletes the drop, revokes a token', async () => {
+    const token = await h.token('ann');
+    const spare = await h.token('ann', 'spare');
+    const slug = await publish(token, 'Draft', { project: 'acme' });
+    await h.call('PUT', `/api/drops/${slug}`, { token, body: { html: page('second') } });
+    const s = await signIn('ann');
+    const base = `/console/drops/${slug}`;
+
+    const saved = await as(s, `${base}/details`, {
+      title: 'Final',
+      description: 'For the board',
+      tags: 'project=acme\nteam = data',
+    });
+    expect(saved).toMatchObject({ status: 303, headers: { location: `${base}?done=saved` } });
+    expect((await h.call('GET', `/api/drops/${slug}`, { token })).json).toMatchObject({
+      title: 'Final',
+      description: 'For the board',
+      metadata: { project: 'acme', team: 'data' },
+    });
+    expect((await get(`${base}?done=saved`, s.cookie)).text).toContain('Details saved.');
+
+    expect((await as(s, `${base}/passcode`, { passcode: 'open sesame' })).status).toBe(303);
+    expect((await h.call('GET', `/api/drops/${slug}`, { token })).json.locked).toBe(true);
+    expect((await as(s, `${base}/passcode`, { passcode: '' })).status).toBe(303);
+    expect((await h.call('GET', `/api/drops/${slug}`, { token })).json.locked).toBe(false);
+
+    expect((await as(s, `${base}/versions/1/restore`)).status).toBe(303);
+    const v3 = await h.call('GET', `/api/drops/${slug}/v/3`, { token });
+    expect(v3.status).toBe(200);
+    expect((await h.call('GET', `/p/${slug}/raw?v=3`)).text).toContain('<p>Draft</p>');
+
+    expect((await as(s, `${base}/versions/2/delete`)).status).toBe(303);
+    const versions = await h.call('GET', `/api/drops/${slug}/versions`, { token });
+    expect(versions.json.map((v: { version: number }) => v.version).sort()).toEqual([1, 3]);
+
+    const spareId = (await h.call('GET', '/api/tokens', { token: spare })).json.find(
+      (t: { current: boolean }) => t.current,
+    ).id;
+    expect((await as(s, `/console/tokens/${spareId}/revoke`)).status).toBe(303);
+    expect((await h.call('GET', '/api/me', { token: spare })).status).toBe(401);
+
+    expect((await as(s, `${base}/delete`)).headers.location).toBe('/console?done=deleted');
+    expect((await h.call('GET', `/api/drops/${slug}`, { token })).status).toBe(404);
+  });
+
+  it('refuses as the API does, on the page, with the status from the catalogue and the typed values kept', async () => {
+    const token = await h.token('ann');
+    const slug = await publish(token);
+    const s = await signIn('ann');
+    const base = `/console/drops/${slug}`;
+    const short = await as(s, `${base}/passcode`, { passcode: 'abc' });
+    expect(short.status).toBe(400);
+    expect(short.text).toMatch(/id="console-error"[^>]*>passcode must be at least 4 characters/);
+    const badTags = await as(s, `${base}/details`, { title: 'Kept', description: '', tags: 'no equals sign' });
+    expect(badTags.status).toBe(400);
+    expect(badTags.text).toContain('Tag line 1 is not key=value.');
+    expect(badTags.text).toContain('value="Kept"');
+    const longTitle = await as(s, `${base}/details`, { title: 'x'.repeat(201), description: '', tags: '' });
+    expect(longTitle.status).toBe(400);
+    const badKey = await as(s, `${base}/details`, { title: 'T', description: '', tags: '-bad=1' });
+    expect(badKey.status).toBe(400);
+    const only = await as(s, `${base}/versions/1/delete`);
+    expect(only.status).toBe(409);
+    expect(only.text).toContain('The only remaining version cannot be deleted');
+    expect((await as(s, `${base}/versions/abc/restore`)).status).toBe(404);
+    expect((await as(s, `${base}/versions/9/restore`)).status).toBe(404);
+    expect((await h.call('GET', `/api/drops/${slug}`, { token })).json).toMatchObject({
+      title: 'Q3 report',
+      locked: false,
+    });
+  });
+
+  it('counts toward the same write limits as the API: a 429 page says when to retry', async () => {
+    const token = await h.token('ann');
+    const slug = await publish(token);
+    const s = await signIn('ann');
+    newMinuteEachPost = false;
+    for (let i = 0; i < 3; i++) {
+      expect(
+        (await as(s, `/console/drops/${slug}/details`, { title: `T${i}`, description: '', tags: '' })).status,
+      ).toBe(303);
+    }
+    await h.call('PATCH', `/api/drops/${slug}`, { token, body: { title: 'api' } });
+    await h.call('PATCH', `/api/drops/${slug}`, { token, body: { title: 'api' } });
+    const limited = await as(s, `/console/drops/${slug}/details`, { title: 'late', description: '', tags: '' });
+    expect(limited.status).toBe(429);
+    expect(Number(limited.headers['retry-after'])).toBeGreaterThan(0);
+    expect(limited.text).toMatch(/Try again in \d+ s\./);
+    expect((await h.call('PATCH', `/api/drops/${slug}`, { token, body: { title: 'api' } })).status).toBe(429);
+    // A token revocation is not a drop write (as on the API), so it is not limited.
+    const spare = await h.token('ann', 'spare');
+    const id = (await h.call('GET', '/api/tokens', { token: spare })).json.find(
+      (t: { current: boolean }) => t.current,
+    ).id;
+    expect((await as(s, `/console/tokens/${id}/revoke`)).status).toBe(303);
+  });
+});
+
+describe('the list', () => {
+  it('searches titles, filters by tags, sorts and paginates; bad filters are a readable 400', async () => {
+    const token = await h.token('ann');
+    for (let i = 0; i < 30; i++) {
+      const title = i % 3 === 0 ? `Revenue ${i}` : `Churn ${i}`;
+      await h.store.createDrop(
+        {
+          slug: `drop${String(i).padStart(2, '0')}`,
+          accountId: (await h.call('GET', '/api/me', { token })).json.user_id,
+          title,
+          description: null,
+          html: page(title),
+          sizeBytes: 10,
+          context: null,
+          metadata: { project: i % 2 === 0 ? 'acme' : 'globex' },
+          passcodeHash: null,
+          now: clock.now() + i,
+        },
+        1000,
+      );
+    }
+    const s = await signIn('ann');
+    const count = (html: string) => (html.match(/<tr data-slug=/g) ?? []).length;
+    const first = await get('/console', s.cookie);
+    expect(count(first.text)).toBe(25);
+    expect(first.text).toContain('Page 1 of 2');
+    expect(count((await get('/console?page=2', s.cookie)).text)).toBe(5);
+    const revenue = await get('/console?q=REVENUE', s.cookie);
+    expect(count(revenue.text)).toBe(10);
+    const both = await get('/console?q=revenue&tags=project%3Dacme', s.cookie);
+    expect(count(both.text)).toBe(5);
+    const oldest = await get('/console?sort=oldest', s.cookie);
+    expect(oldest.text.indexOf('data-slug="drop00"')).toBeGreaterThan(0);
+    const bad = await get('/console?tags=nokey', s.cookie);
+    expect(bad.status).toBe(400);
+    expect(bad.text).toContain('is not a tag filter');
+    expect(count((await get('/console?q=%25', s.cookie)).text)).toBe(0);
+  });
+
+  it('teaches the first publish when the account has no drop', async () => {
+    const s = await signIn('newcomer');
+    const empty = await get('/console', s.cookie);
+    expect(empty.text).toContain('id="empty-console"');
+    expect(empty.text).toContain('/cli/htmldrop.tgz');
+  });
+});
