@@ -37,7 +37,8 @@ color:var(--fg);text-decoration:none}.badge{display:inline-block;border:1px soli
 .notice{border-radius:8px;padding:10px 14px;margin:12px 0}.ok{background:color-mix(in srgb,var(--ok) 14%,var(--card));color:var(--fg);border-left:4px solid var(--ok)}
 .err{background:color-mix(in srgb,var(--danger) 12%,var(--card));color:var(--fg);border-left:4px solid var(--danger)}
 .pager a{color:var(--accent)}.pager{display:flex;gap:12px;align-items:center;justify-content:space-between;margin-top:12px}
-pre.cmd{background:var(--bg);border:1px solid var(--line);border-radius:8px;padding:10px 12px;overflow-x:auto;margin:6px 0}
+pre.cmd{background:var(--bg);border:1px solid var(--line);border-radius:8px;padding:10px 12px;margin:6px 0;
+white-space:pre-wrap;overflow-wrap:anywhere;flex:1;min-width:0;text-align:left}
 .empty{text-align:center;padding:36px 18px}.title-cell a{font-weight:600}
 @media (max-width:720px){.filters{grid-template-columns:1fr}.who{margin-left:0;width:100%}
 table.cards thead{position:absolute;left:-9999px}table.cards tr{display:block;border:1px solid var(--line);border-radius:10px;margin:0 0 10px;padding:6px 10px;background:var(--card)}
