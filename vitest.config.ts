@@ -1,9 +1,19 @@
 import { defineConfig } from 'vitest/config';
 
 /** The HTTP suites that also run against PostgreSQL (each test database in its own schema). */
-const HTTP_SUITES = ['auth', 'console', 'device', 'drops', 'errors', 'fuzz', 'limits', 'public', 'raw-socket'].map(
-  (name) => `packages/server/test/${name}.test.ts`,
-);
+const HTTP_SUITES = [
+  'auth',
+  'comments',
+  'console',
+  'device',
+  'drops',
+  'errors',
+  'fuzz',
+  'limits',
+  'public',
+  'raw-socket',
+  'stats',
+].map((name) => `packages/server/test/${name}.test.ts`);
 
 export default defineConfig({
   test: {

@@ -30,6 +30,12 @@ export const ERROR_STATUS = {
   invalid_json: 400,
   /** A request body larger than its route takes (the document routes answer html_too_large instead). */
   body_too_large: 413,
+  /** The drop's `comments` setting is `off` (docs/api.md, "Comments"). */
+  comments_closed: 403,
+  /** The drop takes comments only from people signed in through the identity provider. */
+  sign_in_required: 401,
+  /** The drop already has the maximum number of comments. */
+  comment_limit_reached: 409,
   /** Readiness: a dependency (the database, the invalidation bus) is down. */
   not_ready: 503,
   /** The instance is shutting down: retry (another instance, or this one once restarted). */
@@ -83,6 +89,9 @@ const DEFAULT_MESSAGES: Record<ErrorCode, string> = {
   invalid_slug: 'The slug is not valid (1 to 64 characters of A-Z, a-z, 0-9, _ and -).',
   invalid_arg: 'An argument is not valid.',
   invalid_json: 'The request body is not a valid JSON object.',
+  comments_closed: 'Comments are off for this drop.',
+  sign_in_required: 'Sign in to comment on this drop.',
+  comment_limit_reached: 'The drop already has the maximum number of comments.',
   body_too_large: 'The request body is larger than this endpoint accepts.',
   shutting_down: 'This instance is shutting down; retry in a moment.',
   not_ready: 'This instance cannot serve correctly right now.',

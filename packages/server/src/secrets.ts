@@ -1,7 +1,7 @@
 /**
- * The service's signing keys (passcode capabilities, /verify sessions and OAuth state), kept out of the database so
- * that a copy of it (a backup, a dump) cannot forge a capability or a sign-in session
- * (docs/decisions/0019-signing-keys-outside-the-database.md).
+ * The service's signing keys (passcode capabilities, /verify sessions and OAuth state, the daily viewer keys of read
+ * receipts), kept out of the database so that a copy of it (a backup, a dump) cannot forge a capability or a sign-in
+ * session, nor test an address against the viewer hashes (docs/decisions/0019-signing-keys-outside-the-database.md).
  *
  * One secret, from `HTMLDROP_SECRET`, or else from `<data dir>/secret.key` (mode 0600 in a 0700 directory, created
  * on first start). Each purpose gets its own key, derived from the secret with HKDF. Rotation: a second secret
@@ -20,6 +20,11 @@ export const SECRET_FILE_NAME = 'secret.key';
 export interface SigningKeys {
   readonly capability: readonly Buffer[];
   readonly session: readonly Buffer[];
+  /**
+   * The key daily viewer keys derive from (read receipts, domain/viewer-id.ts): from the current secret only, so a
+   * rotation starts new viewer hashes (a viewer seen before it counts again after it, as on a new UTC day).
+   */
+  readonly viewerDay: Buffer;
   /** Where the secret came from: `HTMLDROP_SECRET`, or the key file's path. */
   readonly source: string;
 }
@@ -34,9 +39,12 @@ function derive(secret: string, purpose: string): Buffer {
 }
 
 function keysOf(secrets: readonly string[], source: string): SigningKeys {
+  const [current] = secrets;
+  if (current === undefined) throw new Error('no signing secret');
   return Object.freeze({
     capability: Object.freeze(secrets.map((s) => derive(s, 'capability'))),
     session: Object.freeze(secrets.map((s) => derive(s, 'session'))),
+    viewerDay: derive(current, 'viewer-day'),
     source,
   });
 }

@@ -5,16 +5,20 @@
  */
 import type { Config } from './config.js';
 import { createLocalBus, type InvalidationBus } from './coordination/bus.js';
+import { type CommentSignalHub, createCommentSignal } from './coordination/comment-signal.js';
 import { type AccountDeps, createTokenUseRecorder, type TokenUseRecorder } from './domain/accounts.js';
 import { type Capabilities, createCapabilities } from './domain/capability.js';
 import { type Clock, systemClock } from './domain/clock.js';
+import type { CommentDeps } from './domain/comments.js';
 import type { DeviceFlowDeps } from './domain/device-flow.js';
 import type { GuardDeps } from './domain/device-guards.js';
 import type { DropChangeListener, DropDeps } from './domain/drops.js';
 import type { RandomInt } from './domain/ids.js';
 import { findRawDocument, type PublicViewDeps } from './domain/public-view.js';
 import type { RateCounter } from './domain/rate-counter.js';
-import { createViewCounter, type UnlockDeps, type ViewCounter } from './domain/viewing.js';
+import type { StatsDeps } from './domain/stats.js';
+import { createViewerHasher } from './domain/viewer-id.js';
+import { createViewCounter, type RenderCountDeps, type UnlockDeps, type ViewCounter } from './domain/viewing.js';
 import { createWriteLimiter, type WriteLimiter } from './domain/write-limit.js';
 import { createSigner, type Signer } from './http/signed-cookie.js';
 import { createIdentityProvider, type IdentityProvider } from './identity/index.js';
@@ -48,6 +52,10 @@ export interface Services {
   readonly writeLimiter: WriteLimiter;
   readonly rawCache: RawCache;
   readonly views: ViewCounter;
+  /** Counting viewer renders with their daily viewer hashes (read receipts). */
+  readonly renders: RenderCountDeps;
+  /** Read receipts for owners (domain/stats.ts). */
+  readonly stats: StatsDeps;
   readonly capabilities: Capabilities;
   readonly signer: Signer;
   readonly identity: IdentityProvider;
@@ -57,6 +65,9 @@ export interface Services {
   readonly accounts: AccountDeps;
   readonly unlock: UnlockDeps;
   readonly drops: DropDeps;
+  /** Comments, and waking the requests that wait for them on every instance. */
+  readonly comments: CommentDeps;
+  readonly commentSignal: CommentSignalHub;
   /** Who may see what under /p/ (domain/public-view.ts). */
   readonly publicView: PublicViewDeps;
   /** Raw documents by slug and version, through the raw cache. */
@@ -91,6 +102,7 @@ export function createServices(options: ServiceOptions): Services {
   };
   const { limits } = config;
   const tokenUses = createTokenUseRecorder(store);
+  const commentSignal = createCommentSignal(bus);
   const views = createViewCounter(store);
   return {
     config,
@@ -102,6 +114,8 @@ export function createServices(options: ServiceOptions): Services {
     writeLimiter: createWriteLimiter(counter, clock, limits),
     rawCache,
     views,
+    renders: { views, viewerOf: createViewerHasher(keys.viewerDay), clock },
+    stats: { store },
     capabilities,
     signer: createSigner(keys.session, clock),
     identity: options.identity ?? createIdentityProvider(config.identity),
@@ -121,6 +135,8 @@ export function createServices(options: ServiceOptions): Services {
       },
     },
     drops: { store, clock, limits, listener, ...random },
+    comments: { store, clock, limits, counter, signal: commentSignal, ...random },
+    commentSignal,
     publicView: { store, clock, tokenUses, capabilities },
     loadRaw: createRawLoader(rawCache, (slug, version) => findRawDocument(store, slug, version)),
     async flushCounters() {

@@ -33,7 +33,7 @@ function concrete(url: string): string {
 }
 
 const BODIES: Record<string, unknown> = {
-  POST: { title: 't', html: page(), passcode: 'abcd', password: 'abcd' },
+  POST: { title: 't', html: page(), passcode: 'abcd', password: 'abcd', body: 'a comment' },
   PUT: { html: page() },
   PATCH: { title: 'x' },
 };
@@ -53,6 +53,7 @@ describe('every owner route', () => {
         'GET /api/drops/:slug/v/:n',
         'DELETE /api/drops/:slug/v/:n',
         'POST /api/drops/:slug/passcode',
+        'GET /api/drops/:slug/stats',
         'GET /api/me',
         'GET /api/tokens',
         'DELETE /api/tokens/:id',
@@ -100,7 +101,7 @@ describe('every owner route', () => {
   it("answers 403 forbidden on another account's drop, and changes nothing", async () => {
     const before = await h.call('GET', `/api/drops/${slug}`, { token: owner });
     const dropRoutes = h.app.ownerRoutes.filter((r) => r.url.includes(':slug'));
-    expect(dropRoutes.length).toBe(12);
+    expect(dropRoutes.length).toBe(17);
     for (const route of dropRoutes) {
       const reply = await h.call(route.method, concrete(route.url), {
         token: stranger,

@@ -294,6 +294,37 @@ describe('actions, as the API then reports them', () => {
   });
 });
 
+describe('comments and read receipts on the drop page', () => {
+  it('shows comments and views, resolves and deletes comments, and sets who may comment', async () => {
+    const token = await h.token('ann');
+    const slug = await publish(token);
+    const first = await h.call('POST', `/api/drops/${slug}/comments`, {
+      token,
+      body: { body: 'Fix the <b>chart</b>' },
+    });
+    const second = await h.call('POST', `/api/drops/${slug}/comments`, { token, body: { body: 'Typo', quote: 'teh' } });
+    await h.app.inject({ method: 'GET', url: `/p/${slug}`, headers: { 'user-agent': 'reader-1' } });
+    await h.app.services.flush();
+    const s = await signIn('ann');
+    const base = `/console/drops/${slug}`;
+    const shown = await get(base, s.cookie);
+    expect(shown.text).toContain('Fix the &lt;b&gt;chart&lt;/b&gt;');
+    expect(shown.text).toContain('(2 open of 2)');
+    expect(shown.text).toMatch(/1 view by 1 viewer/);
+    expect((await as(s, `${base}/comments/${first.json.id}/resolve`)).status).toBe(303);
+    const resolved = await h.call('GET', `/api/drops/${slug}/comments`, { token });
+    expect(resolved.json.data[0]).toMatchObject({ id: first.json.id, resolved_in_version: 1 });
+    expect((await as(s, `${base}/comments/${second.json.id}/delete`)).status).toBe(303);
+    expect((await h.call('GET', `/api/drops/${slug}/comments`, { token })).json.data).toHaveLength(1);
+    expect((await as(s, `${base}/comments/c_nope/delete`)).status).toBe(404);
+    const saved = await as(s, `${base}/details`, { title: 'Q3 report', description: '', tags: '', comments: 'open' });
+    expect(saved.status).toBe(303);
+    expect((await h.call('GET', `/api/drops/${slug}`, { token })).json.comments).toBe('open');
+    const bad = await as(s, `${base}/details`, { title: 'Q3 report', description: '', tags: '', comments: 'all' });
+    expect(bad.status).toBe(400);
+  });
+});
+
 describe('the list', () => {
   it('searches titles, filters by tags, sorts and paginates; bad filters are a readable 400', async () => {
     const token = await h.token('ann');

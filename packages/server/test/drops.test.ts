@@ -28,6 +28,7 @@ describe('POST /api/drops', () => {
       locked: false,
       latest_version: 1,
       view_count: 0,
+      comments: 'signed_in',
       metadata: { project: 'acme' },
       created_at: expect.any(Number),
       updated_at: drop.created_at,

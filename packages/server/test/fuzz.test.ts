@@ -110,6 +110,7 @@ const pathArb = fc.oneof(
           '/api/drops/:slug/versions',
           '/api/drops/:slug/v/:n',
           '/api/drops/:slug/passcode',
+          '/api/drops/:slug/stats',
           '/api/prototypes',
           '/api/prototypes/:slug',
           '/api/prototypes/:slug/password',

@@ -37,6 +37,8 @@ export interface Harness {
   token(login?: string, label?: string): Promise<string>;
   /** inject() with JSON in and out. */
   call(method: string, url: string, options?: CallOptions): Promise<Reply>;
+  /** Another store on the same database, as another instance would open it (the caller closes it). */
+  openStore(): Store;
   close(): Promise<void>;
 }
 
@@ -105,6 +107,7 @@ export async function createHarness(options: HarnessOptions = {}): Promise<Harne
       }
       return { status: response.statusCode, headers: response.headers, text: response.body, json };
     },
+    openStore: () => database.open(),
     async close() {
       await app.close();
       // A test may have closed the store on purpose (to provoke failures); the database is dropped regardless.

@@ -8,7 +8,7 @@ import type { DropChanges, Store } from '../storage/store.js';
 import type { Clock } from './clock.js';
 import { newSlug, type RandomInt } from './ids.js';
 import { hashPasscode } from './passcode.js';
-import type { DropRecord, ListQuery, Metadata, VersionInfo, VersionRecord } from './types.js';
+import type { CommentSetting, DropRecord, ListQuery, Metadata, VersionInfo, VersionRecord } from './types.js';
 
 /**
  * Told about every change that alters what /p/<slug> serves (cache invalidation, on every instance). Awaited
@@ -33,6 +33,7 @@ export interface CreateDropInput {
   readonly passcode?: string | undefined;
   readonly context?: string | undefined;
   readonly metadata?: Metadata | undefined;
+  readonly comments?: CommentSetting | undefined;
 }
 
 export interface NewVersionInput {
@@ -47,6 +48,7 @@ export interface DetailsInput {
   readonly title?: string | undefined;
   readonly description?: string | undefined;
   readonly metadata?: Metadata | undefined;
+  readonly comments?: CommentSetting | undefined;
 }
 
 function htmlBytes(html: string, limits: Limits): number {
@@ -89,6 +91,7 @@ function detailChanges(input: DetailsInput): DropChanges {
     title: input.title,
     description: input.description === undefined ? undefined : input.description === '' ? null : input.description,
     metadata: input.metadata,
+    comments: 'comments' in input ? input.comments : undefined,
   };
 }
 
@@ -106,6 +109,7 @@ export async function createDrop(deps: DropDeps, accountId: string, input: Creat
       sizeBytes,
       context,
       metadata: input.metadata ?? {},
+      comments: input.comments,
       passcodeHash,
       now: deps.clock.now(),
     },

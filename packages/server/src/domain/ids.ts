@@ -20,6 +20,11 @@ export function newSlug(random?: RandomInt): string {
   return randomBase62(10, random);
 }
 
+/** A comment id: `c_` + 16 base62 characters. */
+export function newCommentId(random?: RandomInt): string {
+  return `c_${randomBase62(16, random)}`;
+}
+
 /** A user id: `u_` + 16 base62 characters. */
 export function newUserId(random?: RandomInt): string {
   return `u_${randomBase62(16, random)}`;

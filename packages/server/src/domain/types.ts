@@ -31,9 +31,28 @@ export interface DropRecord {
   readonly latestVersion: number;
   readonly versionCount: number;
   readonly viewCount: number;
+  /** Who may comment (docs/api.md, "Comments"). */
+  readonly comments: CommentSetting;
   readonly metadata: Metadata;
   readonly createdAt: number;
   readonly updatedAt: number;
+}
+
+export type CommentSetting = 'off' | 'signed_in' | 'open';
+
+export type CommentAuthorKind = 'owner' | 'member' | 'guest';
+
+/** A comment on one version of a drop (docs/api.md, "Comments"). */
+export interface CommentRecord {
+  readonly id: string;
+  readonly slug: string;
+  readonly version: number;
+  readonly body: string;
+  readonly quote: string | null;
+  readonly author: { readonly name: string; readonly kind: CommentAuthorKind };
+  readonly createdAt: number;
+  readonly resolvedAt: number | null;
+  readonly resolvedInVersion: number | null;
 }
 
 export interface VersionInfo {
@@ -53,6 +72,39 @@ export interface VersionContent {
   readonly version: number;
   readonly html: string;
   readonly createdAt: number;
+}
+
+/** Viewer renders of one version gathered between two flushes (domain/viewing.ts). Times are Unix ms. */
+export interface ViewTally {
+  readonly views: number;
+  readonly firstAt: number;
+  readonly lastAt: number;
+  /** Daily viewer hashes (domain/viewer-id.ts), each once. */
+  readonly viewers: ReadonlySet<string>;
+}
+
+/** One flush of viewer renders: slug, then version number, to its tally. */
+export type ViewBatch = ReadonlyMap<string, ReadonlyMap<number, ViewTally>>;
+
+/** Read receipts of one version (docs/api.md, "Read receipts"); zeros and nulls when never viewed. */
+export interface VersionViewStats {
+  readonly version: number;
+  readonly views: number;
+  readonly uniqueViewers: number;
+  readonly firstViewedAt: number | null;
+  readonly lastViewedAt: number | null;
+}
+
+/**
+ * Read receipts of a drop. `views` is the drop's view_count; the drop's totals keep counting renders of versions
+ * deleted since, while `versions` lists the existing versions only, newest first.
+ */
+export interface DropViewStats {
+  readonly views: number;
+  readonly uniqueViewers: number;
+  readonly firstViewedAt: number | null;
+  readonly lastViewedAt: number | null;
+  readonly versions: readonly VersionViewStats[];
 }
 
 export type SortBy = 'created_at' | 'updated_at' | 'view_count';

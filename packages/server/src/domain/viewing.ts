@@ -1,10 +1,12 @@
-/** The public side of a drop: passcode unlocking (rate limited) and batched view counts. */
+/** The public side of a drop: passcode unlocking (rate limited) and batched view counts with read receipts. */
 import type { Store } from '../storage/store.js';
 import type { Capabilities } from './capability.js';
 import { clientGroup } from './client-address.js';
 import type { Clock } from './clock.js';
 import { verifyPasscode } from './passcode.js';
 import { hitWindows, type RateCounter } from './rate-counter.js';
+import type { ViewTally } from './types.js';
+import type { ViewerHasher } from './viewer-id.js';
 
 const DAY_MS = 86_400_000;
 
@@ -69,30 +71,82 @@ export async function unlockDrop(
 }
 
 /**
- * Counts viewer renders in memory and writes them in batches (docs/api.md 2.1: view_count may lag by at most 5 s; docs/decisions/0017-coalesced-counters.md).
- * Flushed periodically and once more on shutdown, so nothing is lost on a graceful stop.
+ * Counts viewer renders in memory and writes them in batches: view_count and the read receipts (docs/api.md 2.1 and
+ * "Read receipts": they may lag by at most 5 s; docs/decisions/0017-coalesced-counters.md). Flushed periodically and
+ * once more on shutdown, so nothing is lost on a graceful stop; a failed flush keeps its renders for the next one.
  */
 export interface ViewCounter {
-  record(slug: string): void;
+  /** One render of `version` of `slug` by `viewer` (a daily viewer hash, viewer-id.ts) at `at` (Unix ms). */
+  record(slug: string, version: number, viewer: string, at: number): void;
   flush(): Promise<void>;
 }
 
-export function createViewCounter(store: Store): ViewCounter {
-  let counts = new Map<string, number>();
+interface Tally {
+  views: number;
+  firstAt: number;
+  lastAt: number;
+  viewers: Set<string>;
+}
+
+/** Adds `tally` into `batch` under `slug` and `version`: views summed, times widened, viewers united. */
+function addTally(batch: Map<string, Map<number, Tally>>, slug: string, version: number, tally: ViewTally): void {
+  let versions = batch.get(slug);
+  if (versions === undefined) {
+    versions = new Map();
+    batch.set(slug, versions);
+  }
+  const known = versions.get(version);
+  if (known === undefined) {
+    versions.set(version, { ...tally, viewers: new Set(tally.viewers) });
+    return;
+  }
+  known.views += tally.views;
+  known.firstAt = Math.min(known.firstAt, tally.firstAt);
+  known.lastAt = Math.max(known.lastAt, tally.lastAt);
+  for (const viewer of tally.viewers) known.viewers.add(viewer);
+}
+
+export function createViewCounter(store: Pick<Store, 'addViews'>): ViewCounter {
+  let batch = new Map<string, Map<number, Tally>>();
   return {
-    record(slug) {
-      counts.set(slug, (counts.get(slug) ?? 0) + 1);
+    record(slug, version, viewer, at) {
+      addTally(batch, slug, version, { views: 1, firstAt: at, lastAt: at, viewers: new Set([viewer]) });
     },
     async flush() {
-      if (counts.size === 0) return;
-      const batch = counts;
-      counts = new Map();
+      if (batch.size === 0) return;
+      const sent = batch;
+      batch = new Map();
       try {
-        await store.addViews(batch);
+        await store.addViews(sent);
       } catch (error) {
-        for (const [slug, n] of batch) counts.set(slug, (counts.get(slug) ?? 0) + n);
+        for (const [slug, versions] of sent) {
+          for (const [version, tally] of versions) addTally(batch, slug, version, tally);
+        }
         throw error;
       }
     },
   };
+}
+
+/** What counting a viewer render takes: the counter, the viewer hasher and the clock. */
+export interface RenderCountDeps {
+  readonly views: ViewCounter;
+  readonly viewerOf: ViewerHasher;
+  readonly clock: Clock;
+}
+
+/**
+ * Counts one GET render of the viewer page (docs/decisions/0017-coalesced-counters.md): `version` is the version
+ * shown, `address` the client address as the service sees it (request.ip), `userAgent` "" when absent. Only the
+ * viewer hash is kept, never the address or the user agent.
+ */
+export function countRender(
+  deps: RenderCountDeps,
+  slug: string,
+  version: number,
+  address: string,
+  userAgent: string,
+): void {
+  const at = deps.clock.now();
+  deps.views.record(slug, version, deps.viewerOf(address, userAgent, at), at);
 }

@@ -25,12 +25,14 @@ import { answerClientError, answerFrameworkError, answerShuttingDown } from './f
 import { parseJsonBody } from './json-body.js';
 import { accountRoutes } from './routes/account.js';
 import { authRoutes } from './routes/auth.js';
+import { commentRoutes } from './routes/comments.js';
 import { consoleRoutes } from './routes/console.js';
 import { discoveryRoutes } from './routes/discovery.js';
 import { dropRoutes } from './routes/drops.js';
 import { healthRoutes } from './routes/health.js';
 import { prototypeRoutes } from './routes/prototypes.js';
 import { publicRoutes } from './routes/public.js';
+import { statsRoutes } from './routes/stats.js';
 import { verifyRoutes } from './routes/verify.js';
 import { createSchemas } from './schemas.js';
 import { createValidatorCompiler } from './validation.js';
@@ -78,10 +80,13 @@ export async function buildApp(options: AppOptions): Promise<App> {
     // The write is committed; other instances' caches may lag. Loud in the log, not a failed request.
     app.log.error({ err: error, slug }, 'invalidation not published'),
   );
-  await bus.subscribe(createCacheReceiver(rawCache, config.cacheMaxAgeWithoutBusMs, app.log, () => clock.now()));
+  const cacheReceiver = createCacheReceiver(rawCache, config.cacheMaxAgeWithoutBusMs, app.log, () => clock.now());
+  await bus.subscribe(services.commentSignal.receiver(cacheReceiver));
   keepCountersFlushed(app, services);
   app.addHook('preClose', async () => {
     state.closing = true;
+    // Requests waiting for comments answer now (with what there is), so closing does not wait for them.
+    services.commentSignal.close();
   });
   return app as unknown as App;
 }
@@ -190,17 +195,26 @@ async function registerRoutes(app: TypedApp, services: Services): Promise<void> 
   const sessions = createWebSessions(signer, config.baseUrl);
   app.addSchema(schemas.Drop);
   app.addSchema(schemas.ErrorBody);
-  await app.register(dropRoutes, { config, schemas, drops });
-  await app.register(prototypeRoutes, { config, schemas, drops });
+  await app.register(dropRoutes, { config, schemas, drops, comments: services.comments });
+  await app.register(prototypeRoutes, { config, schemas, drops, comments: services.comments });
+  await app.register(commentRoutes, { config, schemas, comments: services.comments });
+  await app.register(statsRoutes, { schemas, stats: services.stats });
   await app.register(accountRoutes, { schemas, accounts });
   await app.register(discoveryRoutes, { config });
   await app.register(publicRoutes, {
     config,
     view: services.publicView,
     loadRaw: services.loadRaw,
-    views: services.views,
+    renders: services.renders,
     capabilities: services.capabilities,
     unlock: services.unlock,
+    viewerComments: {
+      comments: services.comments,
+      sessions,
+      identity,
+      writeLimiter: services.writeLimiter,
+      view: services.publicView,
+    },
   });
   await app.register(authRoutes, { config, device, guards });
   await app.register(verifyRoutes, { config, accounts, clock, identity, device, guards, sessions });
@@ -208,6 +222,8 @@ async function registerRoutes(app: TypedApp, services: Services): Promise<void> 
     config,
     schemas,
     drops,
+    comments: services.comments,
+    stats: services.stats,
     accounts,
     writeLimiter: services.writeLimiter,
     identity,

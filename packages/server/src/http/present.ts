@@ -1,5 +1,5 @@
 /** Domain values -> API JSON (spec section 2; docs/api.md 2.1: every Drop carries every field). */
-import type { DropRecord, TokenInfo, VersionInfo, VersionRecord } from '../domain/types.js';
+import type { DropRecord, DropViewStats, TokenInfo, VersionInfo, VersionRecord } from '../domain/types.js';
 
 export function presentDrop(drop: DropRecord, baseUrl: string) {
   return {
@@ -11,6 +11,7 @@ export function presentDrop(drop: DropRecord, baseUrl: string) {
     locked: drop.locked,
     latest_version: drop.latestVersion,
     view_count: drop.viewCount,
+    comments: drop.comments,
     metadata: drop.metadata,
     created_at: drop.createdAt,
     updated_at: drop.updatedAt,
@@ -35,6 +36,22 @@ export function presentVersion(version: VersionRecord, latest: number) {
     context: version.context,
     created_at: version.createdAt,
     is_latest: version.version === latest,
+  };
+}
+
+/** Read receipts (docs/api.md, "Read receipts"); a version's first render is not part of the answer. */
+export function presentStats(stats: DropViewStats) {
+  return {
+    views: stats.views,
+    unique_viewers: stats.uniqueViewers,
+    first_viewed_at: stats.firstViewedAt,
+    last_viewed_at: stats.lastViewedAt,
+    versions: stats.versions.map((v) => ({
+      version: v.version,
+      views: v.views,
+      unique_viewers: v.uniqueViewers,
+      last_viewed_at: v.lastViewedAt,
+    })),
   };
 }
 

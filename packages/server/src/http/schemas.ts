@@ -44,6 +44,12 @@ function fieldSchemas(limits: Limits) {
 
 type Fields = ReturnType<typeof fieldSchemas>;
 
+/** Who may comment on a drop (docs/api.md, "Comments"). */
+const CommentSetting = Type.Union([Type.Literal('off'), Type.Literal('signed_in'), Type.Literal('open')], {
+  description:
+    'Who may comment: off, signed_in (anyone signed in through the identity provider; default), open (anyone who can view it, with a name)',
+});
+
 /** The two named components (`$id`) responses refer to: a drop and the error envelope. */
 function componentSchemas() {
   const Drop = Type.Object(
@@ -56,6 +62,7 @@ function componentSchemas() {
       locked: Type.Boolean({ description: 'True while a passcode is set' }),
       latest_version: Type.Integer(),
       view_count: Type.Integer(),
+      comments: CommentSetting,
       metadata: Type.Record(Type.String(), Type.String()),
       created_at: Millis('Creation time'),
       updated_at: Millis('Last change'),
@@ -97,6 +104,7 @@ function dropBodySchemas({ Metadata, title, description, html, context, passcode
       passcode: Type.Optional(passcode),
       context: Type.Optional(context),
       metadata: Type.Optional(Metadata),
+      comments: Type.Optional(CommentSetting),
     }),
     PutDropBody: Type.Object({
       html,
@@ -104,11 +112,18 @@ function dropBodySchemas({ Metadata, title, description, html, context, passcode
       description: Type.Optional(description),
       context: Type.Optional(context),
       metadata: Type.Optional(Metadata),
+      resolves: Type.Optional(
+        Type.Array(Type.String({ maxLength: 40 }), {
+          maxItems: 200,
+          description: 'Ids of comments this version addresses: they are marked resolved in it.',
+        }),
+      ),
     }),
     PatchDropBody: Type.Object({
       title: Type.Optional(title),
       description: Type.Optional(description),
       metadata: Type.Optional(Metadata),
+      comments: Type.Optional(CommentSetting),
     }),
     PasscodeBody: Type.Object({ passcode }),
   };
@@ -169,6 +184,39 @@ function responseSchemas() {
   };
 }
 
+/** The answer of GET /api/drops/<slug>/stats (docs/api.md, "Read receipts"). */
+function statsSchemas() {
+  const lastViewed = Type.Union([Millis('Latest render'), Type.Null()], { description: 'null when never viewed' });
+  return {
+    DropStats: Type.Object(
+      {
+        views: Type.Integer({ description: "Viewer renders: equals the drop's view_count; may lag by up to 5 s" }),
+        unique_viewers: Type.Integer({
+          description:
+            'Distinct viewers (client address and User-Agent, hashed under a key that changes every UTC day)',
+        }),
+        first_viewed_at: Type.Union([Millis('Earliest render'), Type.Null()], {
+          description: 'null when never viewed',
+        }),
+        last_viewed_at: lastViewed,
+        versions: Type.Array(
+          Type.Object(
+            {
+              version: Type.Integer(),
+              views: Type.Integer(),
+              unique_viewers: Type.Integer(),
+              last_viewed_at: lastViewed,
+            },
+            { additionalProperties: false },
+          ),
+          { description: 'Every existing version, newest first' },
+        ),
+      },
+      { additionalProperties: false },
+    ),
+  };
+}
+
 /** The legacy shapes validate context and metadata exactly as /api/drops does (docs/api.md 4.7). */
 function legacyBodySchemas({ Metadata, title, description, html, context, passcode }: Fields) {
   return {
@@ -201,6 +249,7 @@ export function createSchemas(limits: Limits) {
     ...dropBodySchemas(fields),
     ListQuery: listQuerySchema(limits),
     ...responseSchemas(),
+    ...statsSchemas(),
     ...legacyBodySchemas(fields),
   };
 }

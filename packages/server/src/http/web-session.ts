@@ -71,6 +71,8 @@ export interface WebSessions {
   read<T extends object>(request: FastifyRequest, spec: CookieSpec): T | undefined;
   /** The CSRF token for the forms of a page rendered for this request's session cookie. */
   csrf(request: FastifyRequest, spec: CookieSpec): string;
+  /** Whether `token` is the CSRF token of this request's session cookie (constant time, under every key). */
+  csrfMatches(request: FastifyRequest, spec: CookieSpec, token: string): boolean;
   /** The session of a POST from our own page: exact Origin, a live session and its CSRF token; else undefined. */
   checkPost(request: FastifyRequest, spec: CookieSpec): SessionPayload | undefined;
 }
@@ -89,6 +91,7 @@ export function createWebSessions(signer: Signer, baseUrl: string): WebSessions 
     clear: (spec) => header(spec, '', 0),
     read,
     csrf: (request, spec) => signer.mac(spec.csrfPurpose, raw(request, spec) ?? ''),
+    csrfMatches: (request, spec, token) => signer.matches(spec.csrfPurpose, raw(request, spec) ?? '', token),
     checkPost(request, spec) {
       if (request.headers.origin !== origin) return undefined;
       const session = read<SessionPayload>(request, spec);

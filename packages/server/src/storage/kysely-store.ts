@@ -1,15 +1,17 @@
 /**
  * The Store, written once over Kysely. Dialect-specific SQL comes from the Dialect. The methods live in one module
- * per aggregate under kysely/ (accounts and tokens, drops and versions, device requests, rate counters, settings),
- * with what they share in kysely/shared.ts; this file assembles them.
+ * per aggregate under kysely/ (accounts and tokens, drops and versions, device requests, rate counters, settings,
+ * view statistics), with what they share in kysely/shared.ts; this file assembles them.
  */
 import { Migrator, sql } from 'kysely';
 import type { Dialect } from './dialect.js';
 import { accountStore } from './kysely/accounts.js';
+import { commentStore } from './kysely/comments.js';
 import { deviceRequestStore } from './kysely/device-requests.js';
 import { dropStore } from './kysely/drops.js';
 import { rateWindowStore } from './kysely/rate-windows.js';
 import { settingStore } from './kysely/settings.js';
+import { viewStatsStore } from './kysely/view-stats.js';
 import { migrationProvider } from './migrations/index.js';
 import type { Store } from './store.js';
 
@@ -44,5 +46,7 @@ export function createKyselyStore(dialect: Dialect): Store {
     ...deviceRequestStore(db),
     ...rateWindowStore(db),
     ...settingStore(db),
+    ...viewStatsStore(db),
+    ...commentStore(db),
   };
 }

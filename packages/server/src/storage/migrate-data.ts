@@ -18,6 +18,11 @@ const TABLES = [
   { name: 'tokens', key: ['id'] },
   { name: 'drops', key: ['slug'] },
   { name: 'versions', key: ['slug', 'version'] },
+  { name: 'drop_views', key: ['slug'] },
+  { name: 'drop_viewers', key: ['slug', 'viewer'] },
+  { name: 'version_views', key: ['slug', 'version'] },
+  { name: 'version_viewers', key: ['slug', 'version', 'viewer'] },
+  { name: 'comments', key: ['id'] },
   { name: 'device_requests', key: ['id'] },
   { name: 'rate_windows', key: ['key'] },
 ] as const satisfies ReadonlyArray<{ name: keyof Database; key: readonly string[] }>;

@@ -32,6 +32,8 @@ export interface DropsTable {
   last_issued_version: number;
   version_count: number;
   view_count: Generated<number>;
+  /** Who may comment: off | signed_in | open (docs/api.md, "Comments"). */
+  comments: Generated<string>;
   /** JSON object of string to string. */
   metadata: string;
   created_at: number;
@@ -71,7 +73,60 @@ export interface DeviceRequestsTable {
   decided_at: number | null;
 }
 
+export interface CommentsTable {
+  id: string;
+  slug: string;
+  /** The drop's owner, so that a caller's comments across drops are one indexed query. */
+  account_id: string;
+  version: number;
+  body: string;
+  quote: string | null;
+  author_name: string;
+  /** owner | member | guest */
+  author_kind: string;
+  /** The signed-in author's account (owner or member); null for a guest. */
+  author_account_id: string | null;
+  /** Strictly increasing per drop owner, so that `since` never skips a comment made in the same millisecond. */
+  created_at: number;
+  resolved_at: number | null;
+  resolved_in_version: number | null;
+}
+
+/** Read receipts per drop (migration 0005): the drop's first and last render; the count is drops.view_count. */
+export interface DropViewsTable {
+  slug: string;
+  first_viewed_at: number;
+  last_viewed_at: number;
+}
+
+/** Distinct daily viewer hashes (domain/viewer-id.ts) that rendered any version of a drop. */
+export interface DropViewersTable {
+  slug: string;
+  viewer: string;
+}
+
+/** Read receipts per version: renders, first and last render. */
+export interface VersionViewsTable {
+  slug: string;
+  version: number;
+  views: number;
+  first_viewed_at: number;
+  last_viewed_at: number;
+}
+
+/** Distinct daily viewer hashes that rendered one version. */
+export interface VersionViewersTable {
+  slug: string;
+  version: number;
+  viewer: string;
+}
+
 export interface Database {
+  drop_views: DropViewsTable;
+  drop_viewers: DropViewersTable;
+  version_views: VersionViewsTable;
+  version_viewers: VersionViewersTable;
+  comments: CommentsTable;
   device_requests: DeviceRequestsTable;
   settings: SettingsTable;
   accounts: AccountsTable;

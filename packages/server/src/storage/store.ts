@@ -6,14 +6,19 @@
  */
 import type {
   Account,
+  CommentAuthorKind,
+  CommentRecord,
+  CommentSetting,
   DeviceRequest,
   DropRecord,
+  DropViewStats,
   ListQuery,
   Metadata,
   TokenInfo,
   VersionContent,
   VersionInfo,
   VersionRecord,
+  ViewBatch,
 } from '../domain/types.js';
 
 export interface Identity {
@@ -31,6 +36,8 @@ export interface NewDrop {
   readonly sizeBytes: number;
   readonly context: string | null;
   readonly metadata: Metadata;
+  /** Who may comment; `signed_in` when absent. */
+  readonly comments?: CommentSetting | undefined;
   /** Encoded scrypt hash, or null for an open drop. */
   readonly passcodeHash: string | null;
   readonly now: number;
@@ -48,7 +55,24 @@ export interface DropChanges {
   readonly title?: string | undefined;
   readonly description?: string | null | undefined;
   readonly metadata?: Metadata | undefined;
+  readonly comments?: CommentSetting | undefined;
 }
+
+export interface NewComment {
+  readonly id: string;
+  readonly slug: string;
+  /** Undefined: the drop's latest version. */
+  readonly version: number | undefined;
+  readonly body: string;
+  readonly quote: string | null;
+  readonly authorName: string;
+  readonly authorKind: CommentAuthorKind;
+  readonly authorAccountId: string | null;
+  readonly now: number;
+}
+
+/** Which comments a listing returns: one drop's, or every drop's of an owner; created after `since`, oldest first. */
+export type CommentScope = { readonly slug: string } | { readonly accountId: string };
 
 export interface RateWindow {
   /** Stable key of the window, e.g. `m:<account>:<minute start>`. */
@@ -139,6 +163,23 @@ export interface Store {
   ): Promise<DropRecord | 'not_found' | 'version_not_found' | 'last_version'>;
 
   /**
+   * Adds a comment to a version (the latest when `version` is undefined), atomically with the per-drop cap
+   * (`maxComments` existing comments). Its `created_at` is `now`, or one above the newest comment time of the drop's
+   * owner when that is not below `now`, so that times strictly increase per owner.
+   */
+  addComment(
+    comment: NewComment,
+    maxComments: number,
+  ): Promise<CommentRecord | 'not_found' | 'version_not_found' | 'comment_limit'>;
+  /** Comments created after `since`, oldest first, at most `limit`. */
+  listComments(scope: CommentScope, since: number, limit: number): Promise<CommentRecord[]>;
+  findComment(slug: string, id: string): Promise<CommentRecord | undefined>;
+  /** Marks comments of the drop resolved (those not resolved yet); returns the ones it changed. */
+  resolveComments(slug: string, ids: readonly string[], inVersion: number, now: number): Promise<CommentRecord[]>;
+  /** False when the comment did not exist. */
+  deleteComment(slug: string, id: string): Promise<boolean>;
+
+  /**
    * Counts one hit in each window, atomically: either every window is below its limit and all are incremented,
    * or nothing changes and the index of the first full window is returned.
    */
@@ -150,8 +191,18 @@ export interface Store {
    * concurrent caller gets the same value (the first one stored wins).
    */
   ensureSetting(key: string, proposed: string): Promise<string>;
-  /** Adds view counts in one batch. */
-  addViews(counts: ReadonlyMap<string, number>): Promise<void>;
+  /**
+   * Writes one flush of viewer renders (docs/api.md, "Read receipts") in one transaction: all of it or nothing. Adds
+   * each drop's renders to its view_count and each version's to its own count (increments, so batches of several
+   * instances add up), moves first and last render times outwards only, and inserts the viewer hashes not stored yet
+   * (insert-or-ignore on a unique key). Renders of a drop or version deleted in the meantime are dropped.
+   */
+  addViews(batch: ViewBatch): Promise<void>;
+  /**
+   * Read receipts of a drop: its totals and every existing version's, newest first; undefined when the drop is gone.
+   * Read in one transaction (one snapshot on PostgreSQL too).
+   */
+  getDropStats(slug: string): Promise<DropViewStats | undefined>;
   /**
    * Removes expired rate-window counters, and device requests whose lifetime ended more than
    * `deviceRetentionMs` ago.

@@ -42,6 +42,7 @@ describe('migrate-data', () => {
       slugs.push(((await created.json()) as { slug: string }).slug);
     }
     await call(before.baseUrl, token, 'PUT', `/api/drops/${slugs[0]}`, { html: page('second version') });
+    await call(before.baseUrl, token, 'POST', `/api/drops/${slugs[0]}/comments`, { body: 'kept across databases' });
     await fetch(`${before.baseUrl}/p/${slugs[1]}`);
     await before.stop();
     const listBefore = await (async () => {
@@ -75,6 +76,10 @@ describe('migrate-data', () => {
         context: string;
       };
       expect(version.context).toBe('why');
+      const feedback = (await (await call(after.baseUrl, token, 'GET', `/api/drops/${slugs[0]}/comments`)).json()) as {
+        data: Array<{ body: string }>;
+      };
+      expect(feedback.data.map((c) => c.body)).toEqual(['kept across databases']);
       const me = (await (await call(after.baseUrl, token, 'GET', '/api/me')).json()) as {
         login: string;
         drop_count: number;

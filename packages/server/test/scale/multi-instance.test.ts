@@ -185,5 +185,24 @@ for (const mode of ['with Redis', 'without Redis (PostgreSQL counters and LISTEN
         )
         .toBe(30);
     });
+
+    it('wake a comment wait on A within a second of a comment taken by B', async () => {
+      const [a, b] = instances;
+      const t = await token('feedback');
+      const created = (await (await api(t, 'POST', '/api/drops', { title: 't', html: page() })).json()) as {
+        slug: string;
+      };
+      const since = Date.now();
+      const waiting = api(t, 'GET', '', undefined, `${a?.baseUrl}/api/comments?since=${since}&wait=30`).then(
+        async (r) => (await r.json()) as { data: Array<{ body: string; slug: string }> },
+      );
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      const posted = Date.now();
+      const made = await api(t, 'POST', '', { body: 'from B' }, `${b?.baseUrl}/api/drops/${created.slug}/comments`);
+      expect(made.status).toBe(201);
+      const answer = await waiting;
+      expect(Date.now() - posted).toBeLessThan(1000);
+      expect(answer.data).toEqual([expect.objectContaining({ slug: created.slug, body: 'from B' })]);
+    });
   });
 }

@@ -1,5 +1,5 @@
 /** The console's page for one drop, and the confirmation before deleting it (docs/console.md). */
-import type { DropRecord, VersionInfo } from '../../domain/types.js';
+import type { CommentRecord, DropRecord, DropViewStats, VersionInfo } from '../../domain/types.js';
 import type { Who } from './console.js';
 import { consoleShell, copyableCommand, csrfField, notice, sizeText, timeTag } from './console-layout.js';
 import { escapeHtml } from './layout.js';
@@ -10,11 +10,26 @@ export interface DropPage {
   readonly baseUrl: string;
   readonly drop: DropRecord;
   readonly versions: readonly VersionInfo[];
+  /** Read receipts (docs/api.md, "Read receipts"). */
+  readonly stats: DropViewStats;
+  /** Every comment on the drop, oldest first. */
+  readonly comments: readonly CommentRecord[];
   readonly done?: string;
   readonly error?: string;
   /** What the owner typed into the details form, shown again after a refusal. */
-  readonly form?: { readonly title: string; readonly description: string; readonly tags: string };
+  readonly form?: {
+    readonly title: string;
+    readonly description: string;
+    readonly tags: string;
+    readonly comments: string;
+  };
 }
+
+const COMMENT_SETTINGS = [
+  ['signed_in', 'People signed in through the identity provider'],
+  ['open', 'Anyone who can view it (with a name they type)'],
+  ['off', 'Nobody (comments are off)'],
+] as const;
 
 const dropPath = (slug: string) => `/console/drops/${encodeURIComponent(slug)}`;
 
@@ -27,12 +42,21 @@ export function tagsText(metadata: Readonly<Record<string, string>>): string {
 
 function detailsSection(page: DropPage): string {
   const { drop } = page;
-  const form = page.form ?? { title: drop.title, description: drop.description ?? '', tags: tagsText(drop.metadata) };
+  const form = page.form ?? {
+    title: drop.title,
+    description: drop.description ?? '',
+    tags: tagsText(drop.metadata),
+    comments: drop.comments,
+  };
+  const settings = COMMENT_SETTINGS.map(
+    ([value, label]) => `<option value="${value}"${value === form.comments ? ' selected' : ''}>${label}</option>`,
+  ).join('');
   return `<section aria-labelledby="details-h"><h2 id="details-h">Details</h2>
 <form method="post" action="${dropPath(drop.slug)}/details">${csrfField(page.who.csrf)}
 <div class="field"><label for="title">Title</label><input type="text" id="title" name="title" value="${escapeHtml(form.title)}" required></div>
 <div class="field"><label for="description">Description</label><textarea id="description" name="description">${escapeHtml(form.description)}</textarea></div>
 <div class="field"><label for="tags">Tags <span class="muted">(one key=value per line; only you see them)</span></label><textarea id="tags" name="tags" spellcheck="false">${escapeHtml(form.tags)}</textarea></div>
+<div class="field"><label for="comments-setting">Who may comment</label><select id="comments-setting" name="comments">${settings}</select></div>
 <button class="primary" type="submit" id="save-details">Save details</button></form></section>`;
 }
 
@@ -64,25 +88,59 @@ function versionRow(page: DropPage, version: VersionInfo): string {
   return `<tr data-version="${n}"><td class="title-cell"><strong>Version ${n}</strong>${latest ? ' <span class="badge">latest</span>' : ''}</td>
 <td data-label="Published">${timeTag(version.createdAt)}</td><td data-label="Size" class="num">${sizeText(version.sizeBytes)}</td>
 <td data-label="Context">${version.hasContext ? 'Yes' : '<span class="muted">No</span>'}</td>
+<td data-label="Views" class="num">${viewsOf(page, n)}</td>
 <td data-label="Actions"><div class="row"><a class="button" href="/p/${encodeURIComponent(drop.slug)}?v=${n}" aria-label="Open version ${n}">Open</a>${restore}${remove}</div></td></tr>`;
 }
 
 function versionsSection(page: DropPage): string {
   return `<section aria-labelledby="versions-h"><h2 id="versions-h">Versions</h2>
-<table class="cards" id="version-list"><thead><tr><th scope="col">Version</th><th scope="col">Published</th><th scope="col" class="num">Size</th><th scope="col">Context</th><th scope="col">Actions</th></tr></thead>
+<table class="cards" id="version-list"><thead><tr><th scope="col">Version</th><th scope="col">Published</th><th scope="col" class="num">Size</th><th scope="col">Context</th><th scope="col" class="num">Views</th><th scope="col">Actions</th></tr></thead>
 <tbody>${page.versions.map((version) => versionRow(page, version)).join('')}</tbody></table></section>`;
+}
+
+/** A version's views and distinct viewers, as the versions table shows them. */
+function viewsOf(page: DropPage, version: number): string {
+  const stats = page.stats.versions.find((v) => v.version === version);
+  if (stats === undefined || stats.views === 0) return '0';
+  return `${stats.views} <span class="muted">(${stats.uniqueViewers} ${stats.uniqueViewers === 1 ? 'viewer' : 'viewers'})</span>`;
+}
+
+function commentRow(page: DropPage, comment: CommentRecord): string {
+  const base = `${dropPath(page.drop.slug)}/comments/${encodeURIComponent(comment.id)}`;
+  const state =
+    comment.resolvedInVersion === null
+      ? `<form method="post" action="${base}/resolve">${csrfField(page.who.csrf)}<button type="submit" aria-label="Resolve the comment by ${escapeHtml(comment.author.name)}">Resolve</button></form>`
+      : `<span class="badge">Resolved in v${comment.resolvedInVersion}</span>`;
+  const quote = comment.quote === null ? '' : `<blockquote class="muted">${escapeHtml(comment.quote)}</blockquote>`;
+  return `<li class="comment" data-comment="${escapeHtml(comment.id)}"><p><strong>${escapeHtml(comment.author.name)}</strong> <span class="badge">${comment.author.kind}</span>
+<span class="muted">on version ${comment.version} · ${timeTag(comment.createdAt)}</span></p>${quote}<p class="comment-body">${escapeHtml(comment.body)}</p>
+<div class="row">${state}<form method="post" action="${base}/delete" data-confirm="Delete this comment?">${csrfField(page.who.csrf)}<button class="danger" type="submit" aria-label="Delete the comment by ${escapeHtml(comment.author.name)}">Delete</button></form></div></li>`;
+}
+
+function commentsSection(page: DropPage): string {
+  const open = page.comments.filter((c) => c.resolvedInVersion === null).length;
+  const list =
+    page.comments.length === 0
+      ? `<p class="muted" id="no-comments">No comments yet. People comment from the drop's page (its Comments button); agents read them with <span class="mono">GET /api/drops/${escapeHtml(page.drop.slug)}/comments</span>.</p>`
+      : `<ol class="comments" id="comment-list">${[...page.comments]
+          .reverse()
+          .map((c) => commentRow(page, c))
+          .join('')}</ol>`;
+  return `<section aria-labelledby="comments-h" id="comments"><h2 id="comments-h">Comments <span class="muted">(${open} open of ${page.comments.length})</span></h2>${list}</section>`;
 }
 
 /** `/console/drops/<slug>`: everything the owner can see and do with one drop. */
 export function dropPage(page: DropPage): string {
   const { drop } = page;
   const url = `${page.baseUrl}/p/${drop.slug}`;
-  const summary = `<p class="muted">${drop.versionCount} version${drop.versionCount === 1 ? '' : 's'} · ${drop.viewCount} view${drop.viewCount === 1 ? '' : 's'} · ${drop.locked ? 'locked' : 'open'} · updated ${timeTag(drop.updatedAt)}</p>`;
+  const { stats } = page;
+  const seen = stats.lastViewedAt === null ? 'never viewed' : `last viewed ${timeTag(stats.lastViewedAt)}`;
+  const summary = `<p class="muted" id="drop-summary">${drop.versionCount} version${drop.versionCount === 1 ? '' : 's'} · ${drop.viewCount} view${drop.viewCount === 1 ? '' : 's'} by ${stats.uniqueViewers} viewer${stats.uniqueViewers === 1 ? '' : 's'} · ${seen} · ${drop.locked ? 'locked' : 'open'} · updated ${timeTag(drop.updatedAt)}</p>`;
   const body = `<p><a href="/console">← All drops</a></p><h1 id="drop-title">${escapeHtml(drop.title)}</h1>${summary}
 ${page.done === undefined ? '' : notice('ok', page.done)}${page.error === undefined ? '' : notice('err', page.error)}
 <section aria-labelledby="share-h"><h2 id="share-h">Share</h2>${copyableCommand('public-url', url, 'Public URL')}
 <p><a class="button primary" href="/p/${encodeURIComponent(drop.slug)}" id="open-drop">Open the drop</a></p></section>
-${versionsSection(page)}${detailsSection(page)}${passcodeSection(page)}
+${versionsSection(page)}${commentsSection(page)}${detailsSection(page)}${passcodeSection(page)}
 <section aria-labelledby="danger-h"><h2 id="danger-h">Delete</h2><p class="muted">Deleting removes every version; the URL stops working.</p>
 <a class="button danger" href="${dropPath(drop.slug)}/delete" id="delete-drop">Delete this drop…</a></section>`;
   return consoleShell({ title: drop.title, nonce: page.nonce, who: page.who, current: 'drops', body });

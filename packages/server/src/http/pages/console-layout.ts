@@ -39,7 +39,9 @@ color:var(--fg);text-decoration:none}.badge{display:inline-block;border:1px soli
 .pager a{color:var(--accent)}.pager{display:flex;gap:12px;align-items:center;justify-content:space-between;margin-top:12px}
 pre.cmd{background:var(--bg);border:1px solid var(--line);border-radius:8px;padding:10px 12px;margin:6px 0;
 white-space:pre-wrap;overflow-wrap:anywhere;flex:1;min-width:0;text-align:left}
-.empty{text-align:center;padding:36px 18px}.title-cell a{font-weight:600}
+.empty{text-align:center;padding:36px 18px}ol.comments{list-style:none;margin:0;padding:0}
+.comment{border-bottom:1px solid var(--line);padding:10px 0}.comment p{margin:0 0 6px}.comment-body{white-space:pre-wrap;overflow-wrap:anywhere}
+.comment blockquote{margin:0 0 6px;padding-left:10px;border-left:3px solid var(--line);white-space:pre-wrap;overflow-wrap:anywhere}.title-cell a{font-weight:600}
 @media (max-width:720px){.filters{grid-template-columns:1fr}.who{margin-left:0;width:100%}
 table.cards thead{position:absolute;left:-9999px}table.cards tr{display:block;border:1px solid var(--line);border-radius:10px;margin:0 0 10px;padding:6px 10px;background:var(--card)}
 table.cards td{display:flex;gap:10px;justify-content:space-between;border:0;padding:4px 0;text-align:right}

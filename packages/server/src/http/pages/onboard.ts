@@ -21,14 +21,17 @@ The service hands out its own CLI; nothing else to install:
     htmldrop publish report.html --title "Q3 report" # prints the public URL
     htmldrop publish report.html --title "Q3 report" --upsert project=acme --upsert kind=weekly
                                                      # same tags again: a new version behind the same URL
+    htmldrop feedback <slug> --wait 60               # waits for comments people leave on the URL; prints them
+    htmldrop update <slug> report.html --resolves <id>,<id>
+                                                     # a new version; those comments are resolved in it
 
 If your shell cannot wait for the human, run \`htmldrop login --no-wait\` (prints the URL, code and a poll token)
 and later \`htmldrop login --poll-token <token>\`. Output is JSON when stdout is not a terminal; exit codes:
 0 ok, 2 bad input, 3 authentication, 4 not found, 5 limits, 6 service unreachable, 7 conflict.
 
 MCP clients: the service also hands out its MCP server (stdio; tools publish with upsert by tags, update, list,
-get, delete). Sign in once with the CLI above (the MCP server reads the same token), then register it, e.g. with
-Claude Code:
+get, delete, get_feedback, resolve_comment, get_stats). Sign in once with the CLI above (the MCP server reads the
+same token), then register it, e.g. with Claude Code:
 
     claude mcp add htmldrop -e HTMLDROP_SERVER=${b} -- npx --yes --package=${b}/mcp/htmldrop-mcp.tgz htmldrop-mcp
 
@@ -80,7 +83,9 @@ Send the HTML as a JSON string. \`jq\` builds the body safely from a file:
 Answer (201): a Drop with \`slug\`, \`url\` (the viewer page to share) and \`raw_url\` (the bare document).
 Optional fields: \`description\` (<= ${l.maxDescriptionChars} chars), \`passcode\` (>= ${l.minPasscodeChars} chars, a soft share gate),
 \`context\` (your reasoning trace for this version, <= ${l.maxContextBytes} bytes, shown behind a toggle on the viewer),
-\`metadata\` (owner-only string tags, <= ${l.maxMetadataKeys} keys, for finding the drop again; never shown publicly).`;
+\`metadata\` (owner-only string tags, <= ${l.maxMetadataKeys} keys, for finding the drop again; never shown publicly),
+\`comments\` (who may comment in the viewer: \`off\`, \`signed_in\` (default; people signed in to this service) or \`open\`
+(anyone with the URL, under a typed name); PATCH changes it).`;
 }
 
 /** Step 3: a new version behind the same URL. */
@@ -91,8 +96,8 @@ function updateSection(b: string): string {
       | curl -s -X PUT ${b}/api/drops/<slug> -H "Authorization: Bearer $HTMLDROP_TOKEN" \\
           -H 'Content-Type: application/json' --data-binary @-
 
-PUT always creates a new version (\`latest_version\` goes up). To change only title, description or metadata, use
-PATCH with those fields (no \`html\`). Any version stays viewable at \`${b}/p/<slug>?v=<n>\`.`;
+PUT always creates a new version (\`latest_version\` goes up). To change only title, description, metadata or
+\`comments\`, use PATCH with those fields (no \`html\`). Any version stays viewable at \`${b}/p/<slug>?v=<n>\`.`;
 }
 
 /** Step 4: finding a drop by its tags before writing. */
@@ -107,12 +112,44 @@ There is no server-side upsert. Tag your drops, look them up, then PUT to the ma
 with the same \`metadata\`. Serialize concurrent writers yourself: the service does not prevent two creates.`;
 }
 
-/** Step 5: the remaining endpoints. */
+/** Step 5: the feedback loop (publish, share, wait for comments, revise) and read receipts. */
+function feedbackSection(b: string): string {
+  return `## 5. The feedback loop: share, wait for comments, revise
+1. Publish (step 2).
+2. Share \`url\` with the humans. They comment in the viewer's Comments panel, on the version they see, optionally
+   quoting a passage.
+3. Wait for feedback. This holds the request until a comment arrives, at most \`wait\` seconds (<= 60), and answers
+   the comments created after \`since\` (Unix ms; 0 for all), oldest first; \`{"data":[]}\` when none came:
+
+       curl -s "${b}/api/drops/<slug>/comments?since=0&wait=60" -H "Authorization: Bearer $HTMLDROP_TOKEN"
+
+   Each comment: \`id\` (\`c_...\`), \`version\`, \`body\`, \`quote\` (or null), \`author\` (\`name\`, \`kind\`: owner, member
+   or guest), \`created_at\`, \`resolved_at\`, \`resolved_in_version\`. Pass the last \`created_at\` as the next \`since\`;
+   after an empty answer, ask again with the same \`since\`. \`GET /api/comments?since=...&wait=60\` waits on all your
+   drops at once (each comment names its \`slug\`). CLI: \`htmldrop feedback <slug> --wait 60\` (or \`--all\`);
+   MCP: \`get_feedback\`.
+4. Revise: PUT the new version (step 3) with the ids of the comments it addresses; they are marked resolved in it.
+   An id that is not a comment of this drop is 400 \`invalid_arg\`, and nothing is written:
+
+       jq -n --rawfile html report.html '{html:$html, resolves:["c_...","c_..."]}' \\
+         | curl -s -X PUT ${b}/api/drops/<slug> -H "Authorization: Bearer $HTMLDROP_TOKEN" \\
+             -H 'Content-Type: application/json' --data-binary @-
+
+   CLI: \`htmldrop update <slug> report.html --resolves <id>,<id>\`; MCP: \`update\` with \`resolves\`. To resolve one
+   without a new version: \`POST /api/drops/<slug>/comments/<id>/resolve\`. Then wait again (3).
+
+Read receipts: \`GET /api/drops/<slug>/stats\` (CLI \`htmldrop stats <slug>\`, MCP \`get_stats\`) tells whether the URL
+was opened: \`views\`, \`unique_viewers\`, \`first_viewed_at\`, \`last_viewed_at\` (null until viewed), and per version.`;
+}
+
+/** Step 6: the remaining endpoints. */
 function endpointsSection(b: string): string {
-  return `## 5. Everything else
+  return `## 6. Everything else
 - \`GET /api/drops?page=1&pageSize=50&sortBy=created_at|updated_at|view_count&sortOrder=desc|asc\`
 - \`GET|PUT|PATCH|DELETE /api/drops/<slug>\`; \`GET /api/drops/<slug>/versions\`; \`GET|DELETE /api/drops/<slug>/v/<n>\`
 - \`POST /api/drops/<slug>/passcode\` with \`{"passcode":"..."}\` (\`""\` removes it)
+- \`POST /api/drops/<slug>/comments\` with \`{"body":"...","version"?:n,"quote"?:"..."}\` (your own comment);
+  \`DELETE /api/drops/<slug>/comments/<id>\`
 - \`GET /api/me\`, \`GET /api/tokens\`, \`DELETE /api/tokens/<id>\`
 - Machine-readable: ${b}/openapi.json`;
 }
@@ -138,6 +175,7 @@ export function onboardMarkdown(config: Config): string {
     publishSection(b, l),
     updateSection(b),
     lookupSection(b),
+    feedbackSection(b),
     endpointsSection(b),
     limitsSection(l),
   ];
@@ -157,13 +195,14 @@ export function llmsTxt(config: Config): string {
 
 ## Fastest path
 - CLI: \`npx --yes --package=${b}/cli/htmldrop.tgz htmldrop login\`, then \`... htmldrop publish report.html --title Report\` (set HTMLDROP_SERVER=${b}).
-- MCP: \`npx --yes --package=${b}/mcp/htmldrop-mcp.tgz htmldrop-mcp\` (stdio; env HTMLDROP_SERVER=${b}; sign in with the CLI first) exposes publish, update, list, get and delete.
+- MCP: \`npx --yes --package=${b}/mcp/htmldrop-mcp.tgz htmldrop-mcp\` (stdio; env HTMLDROP_SERVER=${b}; sign in with the CLI first) exposes publish, update, list, get, delete, get_feedback, resolve_comment and get_stats.
 - curl: follow ${b}/api/onboard.
 
 ## Key rules
 - The HTML must be one self-contained document (inline assets or public CDNs); it is shown in a sandboxed iframe.
 - Authorization: Bearer hd_... on every /api/ call except /api/onboard and /api/auth/*.
 - Get a token with the device flow: POST /api/auth/start, show verification_url and code to a human, poll GET /api/auth/poll?token= every poll_interval seconds; api_token is returned exactly once.
+- Feedback loop: share the drop's url (people comment in the viewer's Comments panel), wait for comments with GET /api/drops/<slug>/comments?since=<last created_at>&wait=60, then PUT a new version with resolves: [comment ids]. GET /api/drops/<slug>/stats tells whether it was viewed.
 - Errors are {"error":{"code","message","details"}}; on 429 wait Retry-After seconds.
 `;
 }
@@ -211,6 +250,18 @@ export function agentCard(config: Config) {
       },
       { id: 'get', method: 'GET', path: '/api/drops/{slug}', description: 'Read one drop.' },
       { id: 'delete', method: 'DELETE', path: '/api/drops/{slug}', description: 'Delete a drop.' },
+      {
+        id: 'feedback',
+        method: 'GET',
+        path: '/api/drops/{slug}/comments?since={ms}&wait={seconds}',
+        description: 'Comments people left in the viewer, after since; waits up to 60 s for a new one.',
+      },
+      {
+        id: 'stats',
+        method: 'GET',
+        path: '/api/drops/{slug}/stats',
+        description: 'Read receipts: views, distinct viewers, first and last view.',
+      },
     ],
     limits: {
       max_html_bytes: config.limits.maxHtmlBytes,

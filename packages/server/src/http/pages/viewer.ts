@@ -29,6 +29,35 @@ export interface ViewerModel {
   canonicalUrl: string;
   /** CSP nonce for the inline script (and style). */
   nonce: string;
+  /** The comments panel; absent when comments are off and there are none to show. */
+  comments?: ViewerComments;
+}
+
+/** One comment as the panel shows it. */
+export interface ViewerComment {
+  readonly id: string;
+  readonly author: { readonly name: string; readonly kind: 'owner' | 'member' | 'guest' };
+  readonly body: string;
+  readonly quote: string | null;
+  readonly createdAt: number;
+  readonly resolvedInVersion: number | null;
+}
+
+/** The comments panel of the shown version: its comments, and what this visitor may do. */
+export interface ViewerComments {
+  readonly list: readonly ViewerComment[];
+  /** Comment as a signed-in account; as a guest with a typed name; sign in first; or nothing (comments off). */
+  readonly can:
+    | { readonly kind: 'account'; readonly login: string; readonly csrf: string }
+    | { readonly kind: 'guest' }
+    | { readonly kind: 'sign_in'; readonly href: string; readonly provider: string }
+    | { readonly kind: 'off' };
+  /** The form's POST path. */
+  readonly action: string;
+  /** A refusal of the last post, shown above the form. */
+  readonly error?: string;
+  /** The panel starts open (after a post, or with #comments). */
+  readonly open?: boolean;
 }
 
 export interface GateModel {
@@ -101,6 +130,26 @@ border:1px solid var(--line);color:var(--fg2);font:12.5px/1.55 ui-monospace,SFMo
 white-space:pre-wrap;overflow-wrap:anywhere}
 .stage{flex:1 1 auto;min-height:0;display:flex;background:Canvas}
 .frame{flex:1 1 auto;display:block;width:100%;height:100%;border:0}
+.split{flex:1 1 auto;min-height:0;display:flex;position:relative}
+#comments-toggle[aria-expanded="true"]{background:var(--accent-soft);border-color:transparent;color:var(--accent)}
+.count{display:inline-grid;place-items:center;min-width:18px;height:18px;padding:0 5px;border-radius:9px;background:var(--hover);
+font-size:11.5px;font-weight:600;color:var(--fg2)}
+.cmt{flex:none;width:360px;max-width:100%;overflow:auto;background:var(--card);border-left:1px solid var(--line);padding:14px 16px}
+.cmt h2{margin:0;font-size:14px}.cmt-head{display:flex;align-items:baseline;gap:8px;margin:0 0 10px;color:var(--muted);font-size:12.5px}
+.cmt ol{list-style:none;margin:0 0 14px;padding:0}.c{padding:10px 0;border-bottom:1px solid var(--line)}
+.c-who{margin:0 0 4px;font-size:12.5px;color:var(--muted);display:flex;flex-wrap:wrap;gap:6px;align-items:baseline}
+.c-who strong{color:var(--fg);font-size:13.5px}.kind{border:1px solid var(--line);border-radius:5px;padding:0 5px;font-size:11px}
+.done{color:var(--fg2);background:var(--hover);border-radius:5px;padding:0 5px;font-size:11px}
+.c blockquote{margin:4px 0;padding:2px 0 2px 10px;border-left:3px solid var(--line);color:var(--fg2);font-size:13px;white-space:pre-wrap;overflow-wrap:anywhere}
+.c-body{margin:0;white-space:pre-wrap;overflow-wrap:anywhere}
+.cmt form{display:grid;gap:6px}.cmt label{font-size:12.5px;font-weight:600;color:var(--fg2)}.cmt label span{font-weight:400;color:var(--muted)}
+.cmt textarea,.cmt input{font:inherit;font-size:15px;color:var(--fg);background:var(--bg);border:1px solid var(--line);border-radius:8px;padding:8px 10px;width:100%}
+.cmt textarea{min-height:90px;resize:vertical}.cmt button,.cmt .btn{justify-self:start;height:34px;padding:0 14px;border:0;border-radius:8px;
+background:var(--accent);color:#fff;font:inherit;font-size:14px;font-weight:600;cursor:pointer;text-decoration:none;display:inline-grid;place-items:center}
+@media (prefers-color-scheme:dark){.cmt button,.cmt .btn{color:#0f1217}}
+.cmt .err{margin:0 0 10px;padding:8px 10px;border-radius:8px;background:var(--err-bg);color:var(--err-fg);border:1px solid var(--err-line);font-size:13.5px}
+.cmt .muted{color:var(--muted);font-size:13.5px;margin:0 0 8px}
+@media (max-width:640px){.cmt{position:absolute;inset:0;width:auto;border-left:0}}
 @media (max-width:640px){.bar{gap:8px;padding:6px 10px 6px 12px;min-height:48px}.id{gap:8px}.mark{display:none}
 .date{display:none}.chip{padding:0 8px}.chip .lbl{position:absolute;width:1px;height:1px;overflow:hidden;clip:rect(0 0 0 0);
 white-space:nowrap}.notice,.ctx{padding-left:12px;padding-right:12px}}
@@ -136,6 +185,8 @@ const ICON_CONTEXT =
   '<svg viewBox="0 0 24 24" aria-hidden="true" focusable="false"><path d="M4 6h16M4 12h10M4 18h13"/></svg>';
 const ICON_EXTERNAL =
   '<svg viewBox="0 0 24 24" aria-hidden="true" focusable="false"><path d="M14 4h6v6M20 4l-9 9M18 14v5a1 1 0 0 1-1 1H5a1 1 0 0 1-1-1V7a1 1 0 0 1 1-1h5"/></svg>';
+const ICON_COMMENTS =
+  '<svg viewBox="0 0 24 24" aria-hidden="true" focusable="false"><path d="M4 5h16v11H9l-5 4z"/></svg>';
 const ICON_LOCK =
   '<svg viewBox="0 0 24 24" aria-hidden="true" focusable="false"><rect x="5" y="11" width="14" height="9" rx="2"/><path d="M8 11V8a4 4 0 0 1 8 0v3"/></svg>';
 
@@ -171,12 +222,55 @@ function versionPickerHtml(model: ViewerModel, viewerPath: string): string {
   return `<form class="ver" method="get" action="${escapeHtml(viewerPath)}"><label class="sr" for="version-picker">Version</label><span class="chip sel"><span aria-hidden="true">v${model.version}</span><select id="version-picker" name="v" autocomplete="off">${options}</select></span><noscript><button class="chip" type="submit">Go</button></noscript></form>`;
 }
 
-/** The small script: the picker navigates on change, the context toggle shows and hides its panel. */
+/**
+ * The small script: the picker navigates on change; the context and comments toggles show and hide their panels
+ * (Escape closes); the comments panel opens by itself after a post or with #comments.
+ */
 const VIEWER_SCRIPT = `(function(){var p=document.getElementById('version-picker');if(p&&p.form){var f=p.form;p.addEventListener('change',function(){f.submit();});}
-var t=document.getElementById('context-toggle'),c=document.getElementById('context-panel');if(!t||!c)return;
+function toggle(tid,pid,open){var t=document.getElementById(tid),c=document.getElementById(pid);if(!t||!c)return;
 function set(o){c.hidden=!o;t.setAttribute('aria-expanded',o?'true':'false');}
-t.addEventListener('click',function(){set(c.hidden);});
-document.addEventListener('keydown',function(e){if(e.key==='Escape'&&!c.hidden){set(false);t.focus();}});})();`;
+t.addEventListener('click',function(){set(c.hidden);if(!c.hidden&&pid==='comments-panel'){var b=document.getElementById('c-body');if(b)b.focus();}});
+document.addEventListener('keydown',function(e){if(e.key==='Escape'&&!c.hidden){set(false);t.focus();}});if(open)set(true);}
+toggle('context-toggle','context-panel',false);
+var cp=document.getElementById('comments-panel');toggle('comments-toggle','comments-panel',!!cp&&(cp.dataset.open==='1'||location.hash==='#comments'));})();`;
+
+function commentItem(comment: ViewerComment): string {
+  const when = formatUtcDate(comment.createdAt);
+  const time = when === null ? '' : `<time datetime="${when.iso}">${when.date}</time>`;
+  const kind = comment.author.kind === 'guest' ? '' : `<span class="kind">${comment.author.kind}</span>`;
+  const done =
+    comment.resolvedInVersion === null ? '' : `<span class="done">Resolved in v${comment.resolvedInVersion}</span>`;
+  const quote = comment.quote === null ? '' : `<blockquote>${escapeHtml(comment.quote)}</blockquote>`;
+  return `<li class="c" data-comment="${escapeHtml(comment.id)}"><p class="c-who"><strong>${escapeHtml(comment.author.name)}</strong>${kind}${time}${done}</p>${quote}<p class="c-body">${escapeHtml(comment.body)}</p></li>`;
+}
+
+function commentForm(comments: ViewerComments): string {
+  const { can } = comments;
+  if (can.kind === 'off') return '<p class="muted" id="comments-off">Comments are off for this drop.</p>';
+  if (can.kind === 'sign_in') {
+    return `<p class="muted">Sign in to comment on this drop.</p><a class="btn" id="comment-sign-in" href="${escapeHtml(can.href)}">Sign in with ${escapeHtml(can.provider)}</a>`;
+  }
+  const who =
+    can.kind === 'account'
+      ? `<input type="hidden" name="csrf" value="${escapeHtml(can.csrf)}"><p class="muted" id="commenting-as">Commenting as <strong>${escapeHtml(can.login)}</strong></p>`
+      : '<label for="c-name">Your name</label><input id="c-name" name="name" required maxlength="60" autocomplete="name">';
+  return `<form method="post" action="${escapeHtml(comments.action)}" id="comment-form">${who}
+<label for="c-body">Comment</label><textarea id="c-body" name="body" required maxlength="4000"></textarea>
+<label for="c-quote">Quote <span>(optional: paste the text your comment is about)</span></label><input id="c-quote" name="quote" maxlength="1000">
+<button type="submit" id="comment-submit">Post comment</button></form>`;
+}
+
+function commentsPanel(model: ViewerModel, comments: ViewerComments): string {
+  const list =
+    comments.list.length === 0
+      ? '<p class="muted" id="no-comments">No comments on this version yet.</p>'
+      : `<ol id="comment-list">${comments.list.map(commentItem).join('')}</ol>`;
+  const error =
+    comments.error === undefined
+      ? ''
+      : `<p class="err" role="alert" id="comment-error">${escapeHtml(comments.error)}</p>`;
+  return `<aside class="cmt" id="comments-panel" hidden${comments.open === true ? ' data-open="1"' : ''} aria-labelledby="comments-h"><div class="cmt-head"><h2 id="comments-h">Comments</h2><span>on version ${model.version}</span></div>${list}${error}${commentForm(comments)}</aside>`;
+}
 
 /** The public viewer page: header bar (title, description, context toggle, version picker, date, raw link), then the drop. */
 export function renderViewer(model: ViewerModel): string {
@@ -189,6 +283,7 @@ export function renderViewer(model: ViewerModel): string {
   const d = escapeHtml(metaDescription);
   const canonical = escapeHtml(model.canonicalUrl);
   const hasContext = model.context !== null;
+  const comments = model.comments;
   const isOld = model.version !== model.latestVersion;
   const when = formatUtcDate(model.createdAt);
 
@@ -202,16 +297,20 @@ export function renderViewer(model: ViewerModel): string {
     '<meta name="twitter:card" content="summary">',
     `<link rel="canonical" href="${canonical}">`,
     // Without JS the toggle cannot work: show the context openly instead.
-    hasContext
-      ? `<noscript><style nonce="${nonce}">#context-toggle{display:none}#context-panel[hidden]{display:block}</style></noscript>`
+    hasContext || comments !== undefined
+      ? `<noscript><style nonce="${nonce}">#context-toggle,#comments-toggle{display:none}#context-panel[hidden],#comments-panel[hidden]{display:block}</style></noscript>`
       : '',
   ].join('');
 
   const contextToggle = hasContext
     ? `<button type="button" class="chip" id="context-toggle" aria-expanded="false" aria-controls="context-panel" title="Show the context recorded with this version">${ICON_CONTEXT}<span class="lbl">Context</span></button>`
     : '';
+  const commentsToggle =
+    comments === undefined
+      ? ''
+      : `<button type="button" class="chip" id="comments-toggle" aria-expanded="false" aria-controls="comments-panel" title="Comments on this version">${ICON_COMMENTS}<span class="lbl">Comments</span><span class="count" id="comment-count" aria-label="${comments.list.length} comments">${comments.list.length}</span></button>`;
   const date = when === null ? '' : `<time class="date" datetime="${when.iso}">${when.date}</time>`;
-  const header = `<header class="bar"><div class="id"><span class="mark" aria-hidden="true"></span><div class="names"><h1 title="${t}">${t}</h1>${description === '' ? '' : `<p class="desc" title="${escapeHtml(description)}">${escapeHtml(description)}</p>`}</div></div><nav class="tools" aria-label="Drop">${contextToggle}${versionPickerHtml(model, viewerPath)}${date}<a class="chip" id="raw-link" href="${escapeHtml(model.rawUrl)}" target="_blank" rel="noopener noreferrer" title="Open the raw document in a new tab">Raw${ICON_EXTERNAL}</a></nav></header>`;
+  const header = `<header class="bar"><div class="id"><span class="mark" aria-hidden="true"></span><div class="names"><h1 title="${t}">${t}</h1>${description === '' ? '' : `<p class="desc" title="${escapeHtml(description)}">${escapeHtml(description)}</p>`}</div></div><nav class="tools" aria-label="Drop">${contextToggle}${commentsToggle}${versionPickerHtml(model, viewerPath)}${date}<a class="chip" id="raw-link" href="${escapeHtml(model.rawUrl)}" target="_blank" rel="noopener noreferrer" title="Open the raw document in a new tab">Raw${ICON_EXTERNAL}</a></nav></header>`;
 
   const panel =
     model.context === null
@@ -224,10 +323,10 @@ export function renderViewer(model: ViewerModel): string {
 
   const frame = `<iframe class="frame" id="drop-frame" src="${escapeHtml(model.frameSrc)}" title="${t}" sandbox="${IFRAME_SANDBOX}" referrerpolicy="no-referrer" loading="eager"></iframe>`;
 
-  const needsScript = hasContext || model.versions.length > 1;
+  const needsScript = hasContext || comments !== undefined || model.versions.length > 1;
   const script = needsScript ? `<script nonce="${nonce}">${VIEWER_SCRIPT}</script>` : '';
 
-  return `<!doctype html><html lang="en"><head>${headHtml({ title: `${title} · htmldrop`, nonce: model.nonce, style: VIEWER_STYLE, extra: meta })}</head><body>${header}${panel}${notice}<main class="stage" id="drop">${frame}</main>${script}</body></html>`;
+  return `<!doctype html><html lang="en"><head>${headHtml({ title: `${title} · htmldrop`, nonce: model.nonce, style: VIEWER_STYLE, extra: meta })}</head><body>${header}${panel}${notice}<div class="split"><main class="stage" id="drop">${frame}</main>${comments === undefined ? '' : commentsPanel(model, comments)}</div>${script}</body></html>`;
 }
 
 function rateLimitMessage(retryAfterSeconds: number | undefined): string {

@@ -4,8 +4,10 @@
  * the API uses and the same body validation.
  */
 import type { FastifyRequest } from 'fastify';
+import * as comments from '../../domain/comments.js';
 import * as drops from '../../domain/drops.js';
 import { isValidSlug, parseVersionNumber } from '../../domain/ids.js';
+import { getStats } from '../../domain/stats.js';
 import type { Metadata } from '../../domain/types.js';
 import { ApiError } from '../../errors.js';
 import type { TypedApp } from '../app.js';
@@ -14,7 +16,7 @@ import { confirmDeletePage, dropPage } from '../pages/console-drop.js';
 import { bodyChecker } from '../validation.js';
 import { type ConsoleKit, type ConsoleRouteDeps, doneOf, type Visit } from './console-kit.js';
 
-type Params = { readonly slug: string; readonly n?: string };
+type Params = { readonly slug: string; readonly n?: string; readonly id?: string };
 
 const paramsOf = (request: FastifyRequest) => request.params as Params;
 const pagePath = (slug: string) => `/console/drops/${encodeURIComponent(slug)}`;
@@ -46,23 +48,34 @@ export function registerDropPages(app: TypedApp, kit: ConsoleKit, deps: ConsoleR
   const hide = { schema: { hide: true } };
   const { baseUrl } = deps.config;
   const checkDetails = bodyChecker<drops.DetailsInput>(deps.schemas.PatchDropBody);
-  const load = (v: Visit, slug: string) => {
+  /** The owner's drop with its versions, read receipts and comments. */
+  const load = async (v: Visit, slug: string) => {
     if (!isValidSlug(slug)) throw new ApiError('not_found');
-    return drops.listVersions(deps.drops, v.session.accountId, slug);
+    const accountId = v.session.accountId;
+    const { drop, versions } = await drops.listVersions(deps.drops, accountId, slug);
+    const [viewStats, feedback] = await Promise.all([
+      getStats(deps.stats, accountId, slug),
+      comments.listComments(deps.comments, accountId, { slug }, 0, 0),
+    ]);
+    return { drop, versions, stats: viewStats, comments: feedback };
   };
   /** The drop page, as a refusal shows it again: with the message, and what the owner typed into the details. */
   const again = async (v: Visit, request: FastifyRequest, error: string, withForm = false) => {
-    const { drop, versions } = await load(v, paramsOf(request).slug);
+    const loaded = await load(v, paramsOf(request).slug);
     const body = request.body;
     const form = withForm
-      ? { title: formField(body, 'title'), description: formField(body, 'description'), tags: formField(body, 'tags') }
+      ? {
+          title: formField(body, 'title'),
+          description: formField(body, 'description'),
+          tags: formField(body, 'tags'),
+          comments: formField(body, 'comments'),
+        }
       : undefined;
     return dropPage({
       who: v.who,
       nonce: v.nonce,
       baseUrl,
-      drop,
-      versions,
+      ...loaded,
       error,
       ...(form === undefined ? {} : { form }),
     });
@@ -73,8 +86,8 @@ export function registerDropPages(app: TypedApp, kit: ConsoleKit, deps: ConsoleR
     '/console/drops/:slug',
     hide,
     kit.page(async (v, request, reply) => {
-      const { drop, versions } = await load(v, paramsOf(request).slug);
-      return kit.show(reply, v, dropPage({ who: v.who, nonce: v.nonce, baseUrl, drop, versions, ...doneOf(request) }));
+      const loaded = await load(v, paramsOf(request).slug);
+      return kit.show(reply, v, dropPage({ who: v.who, nonce: v.nonce, baseUrl, ...loaded, ...doneOf(request) }));
     }),
   );
   app.get(
@@ -98,6 +111,7 @@ export function registerDropPages(app: TypedApp, kit: ConsoleKit, deps: ConsoleR
           title: formField(body, 'title'),
           description: formField(body, 'description'),
           metadata: parseTags(formField(body, 'tags')),
+          ...(formField(body, 'comments') === '' ? {} : { comments: formField(body, 'comments') }),
         });
         await drops.updateDetails(deps.drops, session.accountId, slug, input);
         return `${pagePath(slug)}?done=saved`;
@@ -141,6 +155,32 @@ export function registerDropPages(app: TypedApp, kit: ConsoleKit, deps: ConsoleR
         const { slug } = paramsOf(request);
         await drops.deleteVersion(deps.drops, session.accountId, slug, versionOf(request));
         return `${pagePath(slug)}?done=version-deleted`;
+      },
+      refused,
+    }),
+  );
+  app.post(
+    '/console/drops/:slug/comments/:id/resolve',
+    hide,
+    kit.action({
+      write: true,
+      async run(session, request) {
+        const { slug, id } = paramsOf(request);
+        await comments.resolveComment(deps.comments, session.accountId, slug, id ?? '');
+        return `${pagePath(slug)}?done=comment-resolved#comments`;
+      },
+      refused,
+    }),
+  );
+  app.post(
+    '/console/drops/:slug/comments/:id/delete',
+    hide,
+    kit.action({
+      write: true,
+      async run(session, request) {
+        const { slug, id } = paramsOf(request);
+        await comments.deleteComment(deps.comments, session.accountId, slug, id ?? '');
+        return `${pagePath(slug)}?done=comment-deleted#comments`;
       },
       refused,
     }),

@@ -10,7 +10,9 @@ import { randomBytes } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Config } from '../../config.js';
 import type { AccountDeps } from '../../domain/accounts.js';
+import type { CommentDeps } from '../../domain/comments.js';
 import type { DropDeps } from '../../domain/drops.js';
+import type { StatsDeps } from '../../domain/stats.js';
 import type { WriteLimiter } from '../../domain/write-limit.js';
 import { type ApiError, isApiError } from '../../errors.js';
 import type { IdentityProvider } from '../../identity/index.js';
@@ -25,6 +27,8 @@ export interface ConsoleRouteDeps {
   readonly config: Config;
   readonly schemas: Schemas;
   readonly drops: DropDeps;
+  readonly comments: CommentDeps;
+  readonly stats: StatsDeps;
   readonly accounts: AccountDeps;
   readonly writeLimiter: WriteLimiter;
   readonly identity: IdentityProvider;
@@ -65,6 +69,8 @@ export const DONE: Readonly<Record<string, string>> = {
   'version-deleted': 'Version deleted.',
   deleted: 'The drop was deleted.',
   revoked: 'Token revoked: whatever used it can no longer publish.',
+  'comment-resolved': 'Comment marked resolved.',
+  'comment-deleted': 'Comment deleted.',
 };
 
 /** The `done` message a page was sent back with, if any. */

@@ -1,6 +1,8 @@
 /** /api/drops: the owner API for drops and versions (spec 4.3, 3.2). */
 import { Type } from '@sinclair/typebox';
 import type { Config } from '../../config.js';
+import type { CommentDeps } from '../../domain/comments.js';
+import * as comments from '../../domain/comments.js';
 import type { DropDeps } from '../../domain/drops.js';
 import * as drops from '../../domain/drops.js';
 import { parseVersionNumber } from '../../domain/ids.js';
@@ -64,6 +66,7 @@ export interface DropRouteDeps {
   readonly config: Config;
   readonly schemas: Schemas;
   readonly drops: DropDeps;
+  readonly comments: CommentDeps;
 }
 
 export async function dropRoutes(app: TypedApp, deps: DropRouteDeps): Promise<void> {
@@ -177,8 +180,18 @@ function registerDropItem(app: TypedApp, kit: DropRouteKit): void {
         response: dropResponse(200),
       },
     },
-    async (request) =>
-      present(await drops.addVersion(deps.drops, callerOf(request).account.id, request.params.slug, request.body)),
+    async (request) => {
+      const accountId = callerOf(request).account.id;
+      const { slug } = request.params;
+      const { resolves, ...input } = request.body;
+      if (resolves !== undefined) {
+        await drops.getOwnedDrop(deps.drops, accountId, slug);
+        await comments.checkResolvable(deps.comments, slug, resolves);
+      }
+      const drop = await drops.addVersion(deps.drops, accountId, slug, input);
+      if (resolves !== undefined) await comments.resolveInVersion(deps.comments, slug, resolves, drop.latestVersion);
+      return present(drop);
+    },
   );
 
   app.patch(

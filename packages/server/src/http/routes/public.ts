@@ -9,7 +9,7 @@ import type { Config } from '../../config.js';
 import type { Capabilities } from '../../domain/capability.js';
 import { isValidSlug, parseVersionNumber } from '../../domain/ids.js';
 import { findViewerPage, opensLockedDrop, type PublicViewDeps, type VisitorAccess } from '../../domain/public-view.js';
-import { type UnlockDeps, unlockDrop, type ViewCounter } from '../../domain/viewing.js';
+import { countRender, type RenderCountDeps, type UnlockDeps, unlockDrop } from '../../domain/viewing.js';
 import { writeRawAnswer } from '../../serve/fast-path.js';
 import { CACHE_PRIVATE } from '../../serve/raw.js';
 import { openPolicyOf } from '../../serve/raw-cache.js';
@@ -20,6 +20,7 @@ import { type PageOptions, refusePage, showPage } from '../page-reply.js';
 import { NOT_FOUND_PAGE, passcodeRequiredPage, versionNotFoundPage } from '../pages/layout.js';
 import { renderGate, renderViewer } from '../pages/viewer.js';
 import { cookieValue, serializeCookie } from '../signed-cookie.js';
+import { registerViewerCommentPost, type ViewerCommentDeps, viewerComments } from './public-comments.js';
 
 export const CAPABILITY_COOKIE = 'hd_cap';
 export const CAPABILITY_PARAM = 'cap';
@@ -87,9 +88,11 @@ export interface PublicRouteDeps {
   readonly config: Config;
   readonly view: PublicViewDeps;
   readonly loadRaw: RawLoader;
-  readonly views: ViewCounter;
+  readonly renders: RenderCountDeps;
   readonly capabilities: Capabilities;
   readonly unlock: UnlockDeps;
+  /** The comments panel and its form (public-comments.ts). */
+  readonly viewerComments: ViewerCommentDeps;
 }
 
 export async function publicRoutes(app: TypedApp, deps: PublicRouteDeps): Promise<void> {
@@ -106,6 +109,7 @@ export async function publicRoutes(app: TypedApp, deps: PublicRouteDeps): Promis
   registerRawRoute(app, routes);
   registerViewerRoute(app, routes);
   registerUnlockRoute(app, routes);
+  registerViewerCommentPost(app, deps.viewerComments, new URL(deps.config.baseUrl).origin);
 }
 
 /** `/p/<slug>/raw[?v=<n>]`: a cache miss, or any spelling the fast path does not take (serve/fast-path.ts). */
@@ -142,7 +146,7 @@ function registerRawRoute(app: TypedApp, routes: PublicRoutes): void {
 
 /** `/p/<slug>[?v=<n>]`: the viewer page, the passcode gate, or a 404 page. */
 function registerViewerRoute(app: TypedApp, routes: PublicRoutes): void {
-  const { config, views } = routes;
+  const { config, renders } = routes;
   app.route({
     method: ['GET', 'HEAD'],
     url: '/p/:slug',
@@ -175,6 +179,8 @@ function registerViewerRoute(app: TypedApp, routes: PublicRoutes): void {
       // cookie (path /p/<slug>) opens it, and a copied link does not hand out access.
       const frameSrc =
         frameCapability === undefined ? rawUrl : `${rawUrl}&${CAPABILITY_PARAM}=${encodeURIComponent(frameCapability)}`;
+      const shownAsked = typeof requested === 'number' ? requested : undefined;
+      const panel = await viewerComments(routes.viewerComments, request, drop, shown.version, shownAsked);
       const html = renderViewer({
         slug,
         title: drop.title,
@@ -188,8 +194,12 @@ function registerViewerRoute(app: TypedApp, routes: PublicRoutes): void {
         rawUrl,
         canonicalUrl: `${config.baseUrl}/p/${slug}`,
         nonce,
+        ...(panel === undefined ? {} : { comments: panel }),
       });
-      if (request.method === 'GET') views.record(slug);
+      // Counted for the version shown, under a daily viewer hash (domain/viewer-id.ts); no address is kept.
+      if (request.method === 'GET') {
+        countRender(renders, slug, shown.version, request.ip, request.headers['user-agent'] ?? '');
+      }
       // Not cached by shared caches, so every render reaches the view count.
       return showPage(reply, html, drop.locked ? PRIVATE : { cacheControl: 'no-cache' });
     },

@@ -108,8 +108,8 @@ async function signedInAccount(
   }
 }
 
-/** Only a console path is a place to go on to (never another site). */
-const consolePath = (path: string) => (/^\/console(?:[/?]|$)/.test(path) && !path.startsWith('//') ? path : '/console');
+/** Only a console or viewer path is a place to go on to (never another site). */
+const consolePath = (path: string) => (/^\/(?:console|p)(?:[/?#]|$)/.test(path) ? path : '/console');
 
 /** GET or POST /verify/callback: completes the sign-in, sets the session of its room, and goes on. */
 function providerCallback(deps: SignInDeps): Handler {

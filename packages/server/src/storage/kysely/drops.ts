@@ -1,6 +1,6 @@
 /**
  * Drops and their versions over Kysely: create, list with metadata and title filters, append and delete versions,
- * passcode, view counts, delete. Each method's atomicity is stated on it in ../store.ts.
+ * passcode, delete (view counts are in view-stats.ts). Each method's atomicity is stated on it in ../store.ts.
  */
 import type { Kysely, Transaction } from 'kysely';
 import type { DropRecord, ListQuery, VersionInfo } from '../../domain/types.js';
@@ -23,7 +23,6 @@ export type DropStore = Pick<
   | 'getVersion'
   | 'getVersionContent'
   | 'deleteVersion'
-  | 'addViews'
 >;
 
 const selectDrop = (executor: Kysely<Database>, slug: string) =>
@@ -58,7 +57,6 @@ export function dropStore(dialect: Dialect): DropStore {
     getVersion: getVersion(db),
     getVersionContent: getVersionContent(db),
     deleteVersion: deleteVersion(db),
-    addViews: addViews(db),
   };
 }
 
@@ -83,6 +81,7 @@ function createDrop(db: Kysely<Database>): Store['createDrop'] {
         last_issued_version: 1,
         version_count: 1,
         view_count: 0,
+        comments: drop.comments ?? 'signed_in',
         metadata: JSON.stringify(drop.metadata),
         created_at: drop.now,
         updated_at: drop.now,
@@ -297,19 +296,4 @@ function deleteVersion(db: Kysely<Database>): Store['deleteVersion'] {
         .executeTakeFirstOrThrow();
       return toDrop(row);
     });
-}
-
-function addViews(db: Kysely<Database>): Store['addViews'] {
-  return async (counts) => {
-    if (counts.size === 0) return;
-    await db.transaction().execute(async (trx) => {
-      for (const [slug, n] of counts) {
-        await trx
-          .updateTable('drops')
-          .set((eb) => ({ view_count: eb('view_count', '+', n) }))
-          .where('slug', '=', slug)
-          .execute();
-      }
-    });
-  };
 }

@@ -3,7 +3,14 @@
  * never leave storage/), the column updates for DropChanges, and the transaction helper.
  */
 import type { Kysely, Selectable, Transaction } from 'kysely';
-import type { Account, DeviceRequest, DeviceRequestState, DropRecord, TokenInfo } from '../../domain/types.js';
+import type {
+  Account,
+  CommentSetting,
+  DeviceRequest,
+  DeviceRequestState,
+  DropRecord,
+  TokenInfo,
+} from '../../domain/types.js';
 import type { AccountsTable, Database, DeviceRequestsTable, DropsTable, TokensTable } from '../schema.js';
 import type { DropChanges } from '../store.js';
 
@@ -17,6 +24,7 @@ export const DROP_COLUMNS = [
   'latest_version',
   'version_count',
   'view_count',
+  'comments',
   'metadata',
   'created_at',
   'updated_at',
@@ -35,6 +43,7 @@ export function toDrop(row: DropRow): DropRecord {
     latestVersion: Number(row.latest_version),
     versionCount: Number(row.version_count),
     viewCount: Number(row.view_count),
+    comments: row.comments as CommentSetting,
     metadata: JSON.parse(row.metadata) as Record<string, string>,
     createdAt: Number(row.created_at),
     updatedAt: Number(row.updated_at),
@@ -77,8 +86,11 @@ export function toToken(
 }
 
 /** Column updates for DropChanges. */
-export function changeSet(changes: DropChanges): Partial<Pick<DropsTable, 'title' | 'description' | 'metadata'>> {
+export function changeSet(
+  changes: DropChanges,
+): Partial<Pick<DropsTable, 'title' | 'description' | 'metadata'> & { comments: string }> {
   return {
+    ...(changes.comments === undefined ? {} : { comments: changes.comments }),
     ...(changes.title === undefined ? {} : { title: changes.title }),
     ...(changes.description === undefined ? {} : { description: changes.description }),
     ...(changes.metadata === undefined ? {} : { metadata: JSON.stringify(changes.metadata) }),

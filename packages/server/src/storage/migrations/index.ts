@@ -3,6 +3,8 @@ import { initial } from './0001-initial.js';
 import { settings } from './0002-settings.js';
 import { deviceRequests } from './0003-device-requests.js';
 import { signingKeysOut } from './0004-signing-keys-out.js';
+import { viewStats } from './0005-view-stats.js';
+import { comments } from './0006-comments.js';
 
 /** Ordered migrations. Names sort in application order; never rename or edit a released one. */
 const MIGRATIONS: Record<string, Migration> = {
@@ -10,6 +12,8 @@ const MIGRATIONS: Record<string, Migration> = {
   '0002-settings': settings,
   '0003-device-requests': deviceRequests,
   '0004-signing-keys-out': signingKeysOut,
+  '0005-view-stats': viewStats,
+  '0006-comments': comments,
 };
 
 export const migrationProvider: MigrationProvider = {

@@ -1,0 +1,22 @@
+/** Read receipts for a drop's owner (docs/api.md 4.3 and "Read receipts"). */
+import { ApiError } from '../errors.js';
+import type { Store } from '../storage/store.js';
+import { getOwnedDrop } from './drops.js';
+import type { DropViewStats } from './types.js';
+
+export interface StatsDeps {
+  readonly store: Store;
+}
+
+/**
+ * The read receipts of the caller's drop, or 404 not_found / 403 forbidden. As written by the last flush: renders
+ * still in an instance's memory are not in them yet (at most one flush interval, 5 s; view_count lags alike), so
+ * `views` equals the drop's view_count read at the same moment.
+ */
+export async function getStats(deps: StatsDeps, accountId: string, slug: string): Promise<DropViewStats> {
+  await getOwnedDrop(deps, accountId, slug);
+  const stats = await deps.store.getDropStats(slug);
+  // Deleted between the ownership check and the read.
+  if (stats === undefined) throw new ApiError('not_found', { message: `No drop with slug "${slug}".` });
+  return stats;
+}

@@ -1,0 +1,133 @@
+/**
+ * Comments from the viewer (docs/api.md, "Comments"): the panel's model for `/p/<slug>`, and `POST /p/<slug>/comments`.
+ * Who may comment follows the drop's setting (domain/comments.ts); the signed-in human is the console session
+ * (`hd_console`). A post is refused before anything else when it comes from another site or from a drop's own
+ * sandboxed document (Fetch Metadata, as for the passcode gate), or, signed in, without the session's CSRF token.
+ * A locked drop takes comments only from a visitor holding its capability, or from its owner.
+ */
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import * as comments from '../../domain/comments.js';
+import { isValidSlug, parseVersionNumber } from '../../domain/ids.js';
+import { holdsCapability, type PublicViewDeps, type VisitorAccess } from '../../domain/public-view.js';
+import type { DropRecord } from '../../domain/types.js';
+import type { WriteLimiter } from '../../domain/write-limit.js';
+import { type ApiError, isApiError } from '../../errors.js';
+import type { IdentityProvider } from '../../identity/index.js';
+import type { TypedApp } from '../app.js';
+import { acceptFormPosts, formField, isForeignFormPost } from '../forms.js';
+import { refusePage } from '../page-reply.js';
+import { escapeHtml, simplePage } from '../pages/layout.js';
+import type { ViewerComments } from '../pages/viewer.js';
+import { cookieValue } from '../signed-cookie.js';
+import { CONSOLE_SESSION, type SessionPayload, type WebSessions } from '../web-session.js';
+import { CAPABILITY_COOKIE } from './public.js';
+
+export interface ViewerCommentDeps {
+  readonly comments: comments.CommentDeps;
+  readonly sessions: WebSessions;
+  readonly identity: IdentityProvider;
+  readonly writeLimiter: WriteLimiter;
+  readonly view: PublicViewDeps;
+}
+
+const viewerPath = (slug: string, version: number | undefined) =>
+  `/p/${encodeURIComponent(slug)}${version === undefined ? '' : `?v=${version}`}`;
+
+/** The comments panel of the version shown to this visitor; undefined when comments are off and none exist. */
+export async function viewerComments(
+  deps: ViewerCommentDeps,
+  request: FastifyRequest,
+  drop: DropRecord,
+  version: number,
+  requested: number | undefined,
+): Promise<ViewerComments | undefined> {
+  const list = await comments.commentsOfVersion(deps.comments, drop.slug, version);
+  const session = deps.sessions.read<SessionPayload>(request, CONSOLE_SESSION);
+  const owner = session !== undefined && session.accountId === drop.accountId;
+  if (drop.comments === 'off' && list.length === 0 && !owner) return undefined;
+  const back = `${viewerPath(drop.slug, requested)}#comments`;
+  let can: ViewerComments['can'];
+  if (drop.comments === 'off' && !owner) can = { kind: 'off' };
+  else if (session !== undefined) {
+    can = { kind: 'account', login: session.login, csrf: deps.sessions.csrf(request, CONSOLE_SESSION) };
+  } else if (drop.comments === 'open') can = { kind: 'guest' };
+  else {
+    const href = `/console/login?next=${encodeURIComponent(back)}`;
+    can = { kind: 'sign_in', href, provider: deps.identity.displayName };
+  }
+  return {
+    list: list.map((c) => ({ ...c })),
+    can,
+    action: `/p/${encodeURIComponent(drop.slug)}/comments${requested === undefined ? '' : `?v=${requested}`}`,
+  };
+}
+
+/** A refusal as a small page with a way back to the drop. */
+const REFUSALS = {
+  cross_site: 'For your safety, comments are only accepted from the drop’s own page. Post it there.',
+  not_found: 'This drop does not exist, or it was deleted.',
+  locked: 'This drop is locked: open it and enter its passcode before commenting.',
+} as const;
+
+function refuse(reply: FastifyReply, error: ApiError | keyof typeof REFUSALS, back: string) {
+  const message =
+    typeof error === 'string'
+      ? REFUSALS[error]
+      : `${error.message}${error.retryAfterSeconds === undefined ? '' : ` Try again in ${error.retryAfterSeconds} s.`}`;
+  const page = simplePage(
+    'Comment not posted',
+    `<p id="comment-refused">${escapeHtml(message)}</p><p><a href="${escapeHtml(back)}">Back to the drop</a></p>`,
+  );
+  return refusePage(reply, error, page, { referrerPolicy: 'same-origin' });
+}
+
+/** Who is posting: the console session's account, or a guest with the typed name. */
+function commenter(request: FastifyRequest, session: SessionPayload | undefined): comments.Commenter {
+  if (session !== undefined) return { kind: 'account', accountId: session.accountId, login: session.login };
+  return { kind: 'guest', name: formField(request.body, 'name'), address: request.ip };
+}
+
+/** POST /p/<slug>/comments[?v=<n>]: a comment from the viewer's panel, then back to the panel (303). */
+export function registerViewerCommentPost(app: TypedApp, deps: ViewerCommentDeps, ownOrigin: string): void {
+  app.register(async (scope) => {
+    acceptFormPosts(scope);
+    scope.post('/p/:slug/comments', { schema: { hide: true } }, async (request, reply) => {
+      const { slug } = request.params as { slug: string };
+      const raw = (request.query as { v?: unknown }).v;
+      const requested = raw === undefined ? undefined : parseVersionNumber(raw);
+      const back = `${viewerPath(slug, requested)}#comments`;
+      if (!isValidSlug(slug) || (raw !== undefined && requested === undefined)) {
+        return refuse(reply, 'not_found', '/');
+      }
+      const session = deps.sessions.read<SessionPayload>(request, CONSOLE_SESSION);
+      const csrfOk =
+        session === undefined || deps.sessions.csrfMatches(request, CONSOLE_SESSION, formField(request.body, 'csrf'));
+      if (isForeignFormPost(request.headers, ownOrigin) || !csrfOk) return refuse(reply, 'cross_site', back);
+      const drop = await comments.findCommentedDrop(deps.comments, slug);
+      if (drop === undefined) return refuse(reply, 'not_found', '/');
+      const access: VisitorAccess = { capability: capabilityOf(request), authorization: undefined };
+      const owner = session?.accountId === drop.accountId;
+      if (drop.locked && !owner && !holdsCapability(deps.view, slug, drop.passcodeGeneration, access)) {
+        return refuse(reply, 'locked', back);
+      }
+      let release: (() => Promise<void>) | undefined;
+      try {
+        if (session !== undefined) release = await deps.writeLimiter.consume(session.accountId);
+        const input = {
+          body: formField(request.body, 'body'),
+          quote: formField(request.body, 'quote'),
+          version: requested,
+        };
+        await comments.addViewerComment(deps.comments, drop, commenter(request, session), input);
+      } catch (error) {
+        if (!isApiError(error)) throw error;
+        if (error.status === 429 && release !== undefined) await release();
+        return refuse(reply, error, back);
+      }
+      return reply.header('cache-control', 'no-store').redirect(back, 303);
+    });
+  });
+}
+
+/** The capability the visitor holds for this drop: its cookie (path /p/<slug>). */
+const capabilityOf = (request: FastifyRequest) => cookieValue(request.headers.cookie, CAPABILITY_COOKIE);

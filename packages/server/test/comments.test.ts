@@ -1,0 +1,157 @@
+/**
+ * Comments over the API (docs/api.md, "Comments"): the owner comments, lists after a time, waits for a new comment,
+ * resolves by id or by `resolves` on PUT, deletes; the drop's `comments` setting on every Drop; the shapes, limits
+ * and refusals. Viewer comments and the waits across instances are in their own suites.
+ */
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { createHarness, type Harness, page } from './helpers.js';
+
+let h: Harness;
+let ann: string;
+let slug: string;
+
+beforeEach(async () => {
+  h = await createHarness();
+  ann = await h.token('ann');
+  const created = await h.call('POST', '/api/drops', { token: ann, body: { title: 'Report', html: page('one') } });
+  slug = created.json.slug;
+});
+afterEach(async () => {
+  await h.close();
+});
+
+const comment = (body: unknown, token = ann, on = slug) => h.call('POST', `/api/drops/${on}/comments`, { token, body });
+
+describe('the comments setting', () => {
+  it('is signed_in by default, returned on every Drop, and set by POST and PATCH', async () => {
+    expect((await h.call('GET', `/api/drops/${slug}`, { token: ann })).json.comments).toBe('signed_in');
+    const open = await h.call('POST', '/api/drops', {
+      token: ann,
+      body: { title: 'Open', html: page('x'), comments: 'open' },
+    });
+    expect(open.json.comments).toBe('open');
+    const off = await h.call('PATCH', `/api/drops/${slug}`, { token: ann, body: { comments: 'off' } });
+    expect(off.json.comments).toBe('off');
+    const list = await h.call('GET', '/api/drops', { token: ann });
+    expect(list.json.data.map((d: { comments: string }) => d.comments).sort()).toEqual(['off', 'open']);
+    const bad = await h.call('PATCH', `/api/drops/${slug}`, { token: ann, body: { comments: 'everyone' } });
+    expect(bad.status).toBe(400);
+    expect(bad.json.error.code).toBe('invalid_arg');
+  });
+});
+
+describe('the owner comments', () => {
+  it('answers 201 with the Comment shape, on the latest version unless one is given', async () => {
+    await h.call('PUT', `/api/drops/${slug}`, { token: ann, body: { html: page('two') } });
+    const made = await comment({ body: '  Check the totals  ', quote: 'Revenue up 12%' });
+    expect(made.status).toBe(201);
+    expect(made.json).toEqual({
+      id: expect.stringMatching(/^c_[0-9A-Za-z]{16}$/),
+      version: 2,
+      body: 'Check the totals',
+      quote: 'Revenue up 12%',
+      author: { name: 'ann', kind: 'owner' },
+      created_at: expect.any(Number),
+      resolved_at: null,
+      resolved_in_version: null,
+    });
+    expect((await comment({ body: 'on one', version: 1 })).json.version).toBe(1);
+    expect((await comment({ body: 'nowhere', version: 9 })).json.error.code).toBe('version_not_found');
+  });
+
+  it('refuses bad bodies, other accounts and missing, malformed or revoked tokens', async () => {
+    expect((await comment({ body: '   ' })).json.error).toMatchObject({
+      code: 'invalid_arg',
+      details: { field: 'body' },
+    });
+    expect((await comment({ body: 'x'.repeat(4001) })).status).toBe(400);
+    expect((await comment({ body: 'é'.repeat(4000) })).status).toBe(201);
+    expect((await comment({ body: 'q', quote: 'x'.repeat(1001) })).json.error.details.field).toBe('quote');
+    expect((await comment({ body: 5 })).status).toBe(400);
+    const bob = await h.token('bob');
+    expect((await comment({ body: 'hi' }, bob)).status).toBe(403);
+    expect((await h.call('GET', `/api/drops/${slug}/comments`, { token: bob })).status).toBe(403);
+    expect((await comment({ body: 'hi' }, 'hd_nope')).status).toBe(401);
+    expect((await h.call('POST', `/api/drops/${slug}/comments`, { body: { body: 'hi' } })).status).toBe(401);
+    expect((await comment({ body: 'hi' }, ann, 'nosuchdrop')).status).toBe(404);
+    const id = (await h.call('GET', '/api/tokens', { token: bob })).json[0].id;
+    await h.call('DELETE', `/api/tokens/${id}`, { token: bob });
+    expect((await h.call('GET', '/api/comments', { token: bob })).status).toBe(401);
+  });
+});
+
+describe('listing and waiting', () => {
+  it('lists after `since`, oldest first, with strictly increasing times; across drops with the slug', async () => {
+    const first = (await comment({ body: 'a' })).json;
+    const second = (await comment({ body: 'b' })).json;
+    expect(second.created_at).toBeGreaterThan(first.created_at);
+    const all = await h.call('GET', `/api/drops/${slug}/comments`, { token: ann });
+    expect(all.json.data.map((c: { body: string }) => c.body)).toEqual(['a', 'b']);
+    const after = await h.call('GET', `/api/drops/${slug}/comments?since=${first.created_at}`, { token: ann });
+    expect(after.json.data.map((c: { body: string }) => c.body)).toEqual(['b']);
+    const other = await h.call('POST', '/api/drops', { token: ann, body: { title: 'Other', html: page('o') } });
+    await comment({ body: 'c' }, ann, other.json.slug);
+    const everywhere = await h.call('GET', `/api/comments?since=${second.created_at}`, { token: ann });
+    expect(everywhere.json.data).toEqual([expect.objectContaining({ slug: other.json.slug, body: 'c' })]);
+    expect((await h.call('GET', '/api/comments?wait=61', { token: ann })).status).toBe(400);
+    expect((await h.call('GET', '/api/comments?since=-1', { token: ann })).status).toBe(400);
+  });
+
+  it('holds a waiting request until a comment arrives, and answers within a second of it', async () => {
+    const since = Date.now();
+    const started = Date.now();
+    const waiting = h.call('GET', `/api/drops/${slug}/comments?since=${since}&wait=20`, { token: ann });
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    const made = Date.now();
+    await comment({ body: 'now' });
+    const answer = await waiting;
+    expect(answer.json.data.map((c: { body: string }) => c.body)).toEqual(['now']);
+    expect(Date.now() - made).toBeLessThan(1000);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(300);
+  });
+
+  it('answers an empty list when the wait ends with nothing new', async () => {
+    const started = Date.now();
+    const answer = await h.call('GET', `/api/comments?since=${Date.now()}&wait=1`, { token: ann });
+    expect(answer.json).toEqual({ data: [] });
+    expect(Date.now() - started).toBeGreaterThanOrEqual(900);
+  });
+});
+
+describe('resolving and deleting', () => {
+  it('resolves by id in the latest version, and by `resolves` on PUT in the new version', async () => {
+    const one = (await comment({ body: 'fix the chart' })).json;
+    const two = (await comment({ body: 'typo' })).json;
+    const resolved = await h.call('POST', `/api/drops/${slug}/comments/${one.id}/resolve`, { token: ann });
+    expect(resolved.json).toMatchObject({ id: one.id, resolved_in_version: 1, resolved_at: expect.any(Number) });
+    const bad = await h.call('PUT', `/api/drops/${slug}`, {
+      token: ann,
+      body: { html: page('v2'), resolves: [two.id, 'c_unknown'] },
+    });
+    expect(bad.json.error).toMatchObject({ code: 'invalid_arg', details: { field: 'resolves' } });
+    expect((await h.call('GET', `/api/drops/${slug}`, { token: ann })).json.latest_version).toBe(1);
+    const put = await h.call('PUT', `/api/drops/${slug}`, {
+      token: ann,
+      body: { html: page('v2'), resolves: [two.id] },
+    });
+    expect(put.json.latest_version).toBe(2);
+    const list = await h.call('GET', `/api/drops/${slug}/comments`, { token: ann });
+    expect(list.json.data.find((c: { id: string }) => c.id === two.id).resolved_in_version).toBe(2);
+    expect(list.json.data.find((c: { id: string }) => c.id === one.id).resolved_in_version).toBe(1);
+    expect((await h.call('POST', `/api/drops/${slug}/comments/c_nope/resolve`, { token: ann })).status).toBe(404);
+  });
+
+  it('deletes a comment; deleting the version or the drop deletes its comments', async () => {
+    const one = (await comment({ body: 'one' })).json;
+    expect((await h.call('DELETE', `/api/drops/${slug}/comments/${one.id}`, { token: ann })).status).toBe(204);
+    expect((await h.call('DELETE', `/api/drops/${slug}/comments/${one.id}`, { token: ann })).status).toBe(404);
+    await h.call('PUT', `/api/drops/${slug}`, { token: ann, body: { html: page('v2') } });
+    await comment({ body: 'on v1', version: 1 });
+    await comment({ body: 'on v2', version: 2 });
+    await h.call('DELETE', `/api/drops/${slug}/v/1`, { token: ann });
+    const left = await h.call('GET', `/api/drops/${slug}/comments`, { token: ann });
+    expect(left.json.data.map((c: { body: string }) => c.body)).toEqual(['on v2']);
+    await h.call('DELETE', `/api/drops/${slug}`, { token: ann });
+    expect((await h.call('GET', '/api/comments', { token: ann })).json.data).toEqual([]);
+  });
+});
