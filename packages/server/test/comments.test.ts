@@ -155,3 +155,62 @@ describe('resolving and deleting', () => {
     expect((await h.call('GET', '/api/comments', { token: ann })).json.data).toEqual([]);
   });
 });
+
+describe('comments from the viewer page', () => {
+  const post = (on: string, fields: Record<string, string>, site = 'same-origin') =>
+    h.app.inject({
+      method: 'POST',
+      url: `/p/${on}/comments`,
+      headers: { 'content-type': 'application/x-www-form-urlencoded', 'sec-fetch-site': site },
+      payload: new URLSearchParams(fields).toString(),
+    });
+
+  it('follow the setting: guests on open drops (10 per 10 minutes per address), not on signed_in or off', async () => {
+    await h.call('PATCH', `/api/drops/${slug}`, { token: ann, body: { comments: 'open' } });
+    for (let i = 0; i < 10; i++) {
+      const ok = await post(slug, { name: 'Gil', body: `note ${i}` });
+      expect(ok.statusCode).toBe(303);
+      expect(ok.headers.location).toBe(`/p/${slug}#comments`);
+    }
+    const limited = await post(slug, { name: 'Gil', body: 'one more' });
+    expect(limited.statusCode).toBe(429);
+    expect(Number(limited.headers['retry-after'])).toBeGreaterThan(0);
+    expect((await post(slug, { name: '', body: 'x' })).statusCode).toBe(400);
+    const list = await h.call('GET', `/api/drops/${slug}/comments`, { token: ann });
+    expect(list.json.data).toHaveLength(10);
+    expect(list.json.data[0].author).toEqual({ name: 'Gil', kind: 'guest' });
+
+    await h.call('PATCH', `/api/drops/${slug}`, { token: ann, body: { comments: 'signed_in' } });
+    expect((await post(slug, { name: 'Gil', body: 'x' })).statusCode).toBe(401);
+    await h.call('PATCH', `/api/drops/${slug}`, { token: ann, body: { comments: 'off' } });
+    const off = await post(slug, { name: 'Gil', body: 'x' });
+    expect(off.statusCode).toBe(403);
+    expect(off.body).toContain('Comments are off for this drop.');
+  });
+
+  it('refuses posts from other sites and from sandboxed documents before anything else', async () => {
+    await h.call('PATCH', `/api/drops/${slug}`, { token: ann, body: { comments: 'open' } });
+    for (const site of ['cross-site', 'same-site']) {
+      expect((await post(slug, { name: 'Evil', body: 'x' }, site)).statusCode).toBe(403);
+    }
+    expect((await post('nosuchdrop', { name: 'Gil', body: 'x' })).statusCode).toBe(404);
+    expect((await post(slug, { name: 'Gil', body: '   ' })).statusCode).toBe(400);
+    expect((await h.call('GET', `/api/drops/${slug}/comments`, { token: ann })).json.data).toEqual([]);
+  });
+
+  it('keep to the per-drop cap, atomically', async () => {
+    const comment = (i: number) => ({
+      id: `c_cap${i}`,
+      slug,
+      version: undefined,
+      body: `n${i}`,
+      quote: null,
+      authorName: 'g',
+      authorKind: 'guest' as const,
+      authorAccountId: null,
+      now: Date.now(),
+    });
+    const results = await Promise.all([0, 1, 2, 3, 4].map((i) => h.store.addComment(comment(i), 3)));
+    expect(results.filter((r) => r === 'comment_limit')).toHaveLength(2);
+  });
+});
