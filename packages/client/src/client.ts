@@ -6,13 +6,28 @@
  */
 import { type DeviceLoginOptions, type DeviceLoginResult, deviceLogin } from './device-flow.js';
 import { HtmlDropError } from './errors.js';
+import {
+  type CollectOptions,
+  commentPath,
+  MAX_COMMENT_WAIT_SECONDS,
+  pause,
+  slugPath,
+  versionNumber,
+  wholeNumber,
+} from './request-parts.js';
 import { type CallOptions, type ClientOptions, DEFAULT_SERVER, normalizeServer, Transport } from './transport.js';
 import type {
+  Comment,
+  CommentInput,
+  CommentList,
+  CommentQuery,
+  CommentScope,
   CreateDropInput,
   DeviceFlowPoll,
   DeviceFlowStart,
   Drop,
   DropList,
+  DropStats,
   ListDropsQuery,
   Me,
   Onboarding,
@@ -23,6 +38,7 @@ import type {
   VersionListItem,
 } from './types.js';
 
+export { type CollectOptions, MAX_COMMENT_WAIT_SECONDS } from './request-parts.js';
 export {
   type CallOptions,
   CLIENT_VERSION,
@@ -31,15 +47,6 @@ export {
   normalizeServer,
   type RetryNotice,
 } from './transport.js';
-
-function slugPath(slug: string): string {
-  return encodeURIComponent(slug);
-}
-
-function versionNumber(n: number): string {
-  if (!Number.isInteger(n) || n < 1) throw new HtmlDropError('usage', `A version is a whole number from 1 (got ${n}).`);
-  return String(n);
-}
 
 /** The htmldrop service's API, one method per endpoint (docs/api.md section 4); requests go through a Transport. */
 export class HtmlDropClient {
@@ -226,6 +233,91 @@ export class HtmlDropClient {
   /** Removes the passcode (POST passcode ""). */
   removePasscode(slug: string, options: CallOptions = {}): Promise<Drop> {
     return this.setPasscode(slug, '', options);
+  }
+
+  /** GET /api/drops/<slug>/stats: read receipts (views, distinct viewers, times), for the drop and each version. */
+  stats(slug: string, options: CallOptions = {}): Promise<DropStats> {
+    return this.#transport.request({
+      method: 'GET',
+      path: `/api/drops/${slugPath(slug)}/stats`,
+      expect: 'json',
+      ...options,
+    });
+  }
+
+  // ---- comments (docs/api.md, "Comments") ----
+
+  /** POST /api/drops/<slug>/comments: the owner's comment on a version (the latest unless `version` is given). */
+  comment(slug: string, input: CommentInput, options: CallOptions = {}): Promise<Comment> {
+    return this.#transport.request({
+      method: 'POST',
+      path: `/api/drops/${slugPath(slug)}/comments`,
+      body: input,
+      expect: 'json',
+      ...options,
+    });
+  }
+
+  /**
+   * GET /api/drops/<slug>/comments, or GET /api/comments for `{ all: true }` (each comment then carries its `slug`):
+   * comments created after `since`, oldest first. With `wait` (seconds, at most 60) and nothing new, the service holds
+   * the request until a comment arrives or the wait ends (`{"data":[]}`); the request's timeout is raised to cover
+   * it. One listing holds at most the service's page (500): page on with `since` = the last `created_at`, or use
+   * collectComments().
+   */
+  listComments(scope: CommentScope, query: CommentQuery = {}, options: CallOptions = {}): Promise<CommentList> {
+    const since = wholeNumber(query.since ?? 0, 'since');
+    const wait = wholeNumber(query.wait ?? 0, 'wait', MAX_COMMENT_WAIT_SECONDS);
+    const path = typeof scope === 'string' ? `/api/drops/${slugPath(scope)}/comments` : '/api/comments';
+    return this.#transport.request({
+      method: 'GET',
+      path,
+      query: new URLSearchParams({ since, wait }),
+      expect: 'json',
+      holdSeconds: Number(wait),
+      ...options,
+    });
+  }
+
+  /**
+   * Every comment created after `since`, oldest first, listing page after page. With `waitSeconds` and nothing new
+   * yet, waits up to that long in all for the first one (listings of at most 60 s each); [] when none came.
+   */
+  async collectComments(scope: CommentScope, options: CollectOptions = {}): Promise<Comment[]> {
+    const { since = 0, waitSeconds = 0, ...call } = options;
+    wholeNumber(since, 'since');
+    wholeNumber(waitSeconds, 'waitSeconds');
+    const deadline = Date.now() + waitSeconds * 1000;
+    const found: Comment[] = [];
+    let after = since;
+    for (;;) {
+      const left = found.length > 0 ? 0 : Math.max(0, Math.ceil((deadline - Date.now()) / 1000));
+      const wait = Math.min(left, MAX_COMMENT_WAIT_SECONDS);
+      const asked = Date.now();
+      const page = await this.listComments(scope, { since: after, wait }, call);
+      found.push(...page.data);
+      const last = page.data.at(-1);
+      if (last !== undefined) after = last.created_at;
+      // Nothing more: a page came back empty, after comments (all read) or once the wait is spent.
+      else if (found.length > 0 || left <= wait) return found;
+      // An instance that stops waiting early (it is shutting down) is not asked again at once.
+      else if (Date.now() - asked < wait * 1000 - 1000) await pause(1000, call.signal);
+    }
+  }
+
+  /** POST /api/drops/<slug>/comments/<id>/resolve: marks it resolved in the drop's latest version. */
+  resolveComment(slug: string, id: string, options: CallOptions = {}): Promise<Comment> {
+    return this.#transport.request({
+      method: 'POST',
+      path: `${commentPath(slug, id)}/resolve`,
+      expect: 'json',
+      ...options,
+    });
+  }
+
+  /** DELETE /api/drops/<slug>/comments/<id>. */
+  async deleteComment(slug: string, id: string, options: CallOptions = {}): Promise<void> {
+    await this.#transport.request({ method: 'DELETE', path: commentPath(slug, id), expect: 'empty', ...options });
   }
 
   // ---- account and tokens (docs/api.md 4.4) ----

@@ -28,6 +28,10 @@ export type ApiErrorCode =
   | 'invalid_slug'
   | 'invalid_arg'
   | 'invalid_json'
+  /** Comments (docs/api.md, "Comments"): the drop takes none, only from signed-in people, or has the maximum. */
+  | 'comments_closed'
+  | 'sign_in_required'
+  | 'comment_limit_reached'
   | 'internal';
 
 /** Codes the client raises itself; the service never sends them. */

@@ -16,7 +16,7 @@ export const EXIT = {
   limits: 5,
   /** Service unreachable, timed out, answered something that is not the htmldrop API, or failed (5xx). */
   unavailable: 6,
-  /** Conflict: upsert matched several drops, upsert lock held too long, last version, version limit. */
+  /** Conflict: upsert matched several drops, upsert lock held too long, last version, version limit, comment limit. */
   conflict: 7,
   /** Interrupted (Ctrl-C). */
   interrupted: 130,
@@ -39,7 +39,9 @@ const BY_CODE: Readonly<Record<string, ExitCode>> = {
   device_flow_expired: EXIT.auth,
   device_flow_claimed: EXIT.auth,
   device_flow_not_found: EXIT.auth,
+  sign_in_required: EXIT.auth,
   forbidden: EXIT.notFound,
+  comments_closed: EXIT.notFound,
   not_found: EXIT.notFound,
   version_not_found: EXIT.notFound,
   rate_limited: EXIT.limits,
@@ -53,6 +55,7 @@ const BY_CODE: Readonly<Record<string, ExitCode>> = {
   lock_timeout: EXIT.conflict,
   last_version_cannot_be_deleted: EXIT.conflict,
   version_limit_reached: EXIT.conflict,
+  comment_limit_reached: EXIT.conflict,
   aborted: EXIT.interrupted,
 };
 

@@ -8,9 +8,11 @@ export {
   type CallOptions,
   CLIENT_VERSION,
   type ClientOptions,
+  type CollectOptions,
   createClient,
   DEFAULT_SERVER,
   HtmlDropClient,
+  MAX_COMMENT_WAIT_SECONDS,
   normalizeServer,
   type RetryNotice,
 } from './client.js';

@@ -58,7 +58,15 @@ export interface RequestSpec {
   readonly expect: 'json' | 'empty' | 'text';
   readonly accept?: string;
   readonly signal?: AbortSignal | undefined;
+  /**
+   * Seconds the service may hold this request before answering (a comment listing's `wait`): its timeout is then at
+   * least this plus 15 s, whatever `timeoutMs` says (0 still disables it).
+   */
+  readonly holdSeconds?: number;
 }
+
+/** Margin above a held request's wait: the answer, a slow network, the service's own timer. */
+const HOLD_MARGIN_MS = 15_000;
 
 /** Normalizes and checks a base URL: http(s), no trailing slash, no query. */
 export function normalizeServer(server: string): string {
@@ -180,7 +188,9 @@ export class Transport {
     body: string | undefined,
     where: string,
   ): Promise<{ response: Response; text: string }> {
-    const timeoutMs = this.#options.timeoutMs ?? 60_000;
+    const configured = this.#options.timeoutMs ?? 60_000;
+    const held = spec.holdSeconds === undefined ? 0 : spec.holdSeconds * 1000 + HOLD_MARGIN_MS;
+    const timeoutMs = configured > 0 ? Math.max(configured, held) : 0;
     const timeout = timeoutMs > 0 ? AbortSignal.timeout(timeoutMs) : undefined;
     const signals = [spec.signal, timeout].filter((s): s is AbortSignal => s !== undefined);
     const signal = signals.length === 0 ? undefined : signals.length === 1 ? signals[0] : AbortSignal.any(signals);

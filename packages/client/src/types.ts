@@ -17,9 +17,84 @@ export interface Drop {
   readonly locked: boolean;
   readonly latest_version: number;
   readonly view_count: number;
+  /** Who may comment on it (docs/api.md, "Comments"). */
+  readonly comments: CommentSetting;
   readonly metadata: Metadata;
   readonly created_at: number;
   readonly updated_at: number;
+}
+
+/**
+ * Who may comment on a drop: `off`; `signed_in` (anyone signed in through the service's identity provider; the
+ * default); `open` (anyone who can view it, with a typed name). The owner always may.
+ */
+export type CommentSetting = 'off' | 'signed_in' | 'open';
+
+/** A comment on one version of a drop (docs/api.md, "Comments"). Times are Unix milliseconds. */
+export interface Comment {
+  /** `c_` and base62 characters. */
+  readonly id: string;
+  /** Only in the listing across all drops (`listComments({ all: true })`). */
+  readonly slug?: string;
+  /** The version commented on. */
+  readonly version: number;
+  readonly body: string;
+  /** The text of the document the comment is about, or null. */
+  readonly quote: string | null;
+  readonly author: { readonly name: string; readonly kind: 'owner' | 'member' | 'guest' };
+  /** Strictly increasing per owner: the last one is the next `since`. */
+  readonly created_at: number;
+  readonly resolved_at: number | null;
+  /** The version that resolved it (a PUT with `resolves`, or the latest version when resolved by id). */
+  readonly resolved_in_version: number | null;
+}
+
+/** GET /api/drops/<slug>/comments and GET /api/comments. */
+export interface CommentList {
+  readonly data: Comment[];
+}
+
+/** POST /api/drops/<slug>/comments. */
+export interface CommentInput {
+  /** 1 to 4000 characters. */
+  readonly body: string;
+  /** The version commented on; default the latest. */
+  readonly version?: number;
+  /** The passage of the document the comment is about (at most 1000 characters). */
+  readonly quote?: string | null;
+}
+
+/** Which comments a listing covers: one drop by slug, or every drop of the caller. */
+export type CommentScope = string | { readonly all: true };
+
+/** The query of a comment listing. */
+export interface CommentQuery {
+  /** Only comments created after this time (Unix ms); default 0, all. */
+  readonly since?: number;
+  /**
+   * Seconds the service may hold the request when nothing is new (0 to 60; default 0). The request's timeout is
+   * raised to at least wait + 15 s.
+   */
+  readonly wait?: number;
+}
+
+/** GET /api/drops/<slug>/stats: read receipts (docs/api.md, "Read receipts"). */
+export interface DropStats {
+  /** Viewer renders; equals the drop's view_count (may lag by up to 5 s). */
+  readonly views: number;
+  /** Distinct viewers (address and User-Agent, hashed under a key that changes every UTC day). */
+  readonly unique_viewers: number;
+  readonly first_viewed_at: number | null;
+  readonly last_viewed_at: number | null;
+  /** Every existing version, newest first. */
+  readonly versions: VersionStats[];
+}
+
+export interface VersionStats {
+  readonly version: number;
+  readonly views: number;
+  readonly unique_viewers: number;
+  readonly last_viewed_at: number | null;
 }
 
 /** docs/api.md 2.7. */
@@ -117,15 +192,25 @@ export interface CreateDropInput {
   /** Reasoning trace for this version, at most 65536 bytes. */
   readonly context?: string;
   readonly metadata?: Metadata;
+  /** Who may comment; the service's default is `signed_in`. */
+  readonly comments?: CommentSetting;
 }
 
-/** PUT: always a new version. `metadata` replaces the whole map; omitted leaves it. */
+/**
+ * PUT: always a new version. `metadata` replaces the whole map; omitted leaves it. (The comment setting is changed
+ * with PATCH.)
+ */
 export interface UpdateDropInput {
   readonly html: string;
   readonly title?: string;
   readonly description?: string;
   readonly context?: string;
   readonly metadata?: Metadata;
+  /**
+   * Ids of comments this version addresses: they are marked resolved in it. An id that is not a comment of this
+   * drop is 400 `invalid_arg`, and nothing is written.
+   */
+  readonly resolves?: readonly string[];
 }
 
 /** PATCH: no new version. `metadata` replaces the whole map; {} clears it. */
@@ -133,6 +218,7 @@ export interface PatchDropInput {
   readonly title?: string;
   readonly description?: string;
   readonly metadata?: Metadata;
+  readonly comments?: CommentSetting;
 }
 
 export type SortBy = 'created_at' | 'updated_at' | 'view_count';

@@ -12,7 +12,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { HtmlDropClient } from './client.js';
 import { HtmlDropError } from './errors.js';
 import { ensurePrivateDir, userConfigDir } from './token-store.js';
-import type { Drop, Metadata } from './types.js';
+import type { CommentSetting, Drop, Metadata } from './types.js';
 
 export interface UpsertInput {
   /** The metadata filter that identifies the drop; at least one pair. The created drop carries it. */
@@ -29,6 +29,13 @@ export interface UpsertInput {
    * (the keys named here are set, the others kept); without them the tags are left untouched.
    */
   readonly metadata?: Metadata;
+  /** Who may comment (on update: one more write, a PATCH after the PUT). */
+  readonly comments?: CommentSetting;
+  /**
+   * Ids of comments the new version addresses: marked resolved in it. Only for an update: when no drop matches,
+   * nothing is created and the call fails with `usage` (the ids cannot belong to a drop that does not exist yet).
+   */
+  readonly resolves?: readonly string[];
 }
 
 export interface LockOptions {
@@ -245,6 +252,12 @@ export async function upsertDrop(
         );
       }
       const existing = found.data[0];
+      if (existing === undefined && input.resolves !== undefined && input.resolves.length > 0) {
+        throw new HtmlDropError(
+          'usage',
+          `No drop matches ${describeMatch(input.match)}, so there is nothing to resolve ${input.resolves.join(', ')} in; nothing was published.`,
+        );
+      }
       if (existing === undefined) {
         const drop = await client.createDrop(
           {
@@ -254,6 +267,7 @@ export async function upsertDrop(
             ...(input.description === undefined ? {} : { description: input.description }),
             ...(input.context === undefined ? {} : { context: input.context }),
             ...(input.passcode === undefined ? {} : { passcode: input.passcode }),
+            ...(input.comments === undefined ? {} : { comments: input.comments }),
           },
           call,
         );
@@ -269,9 +283,13 @@ export async function upsertDrop(
           ...(input.metadata === undefined
             ? {}
             : { metadata: { ...existing.metadata, ...input.metadata, ...input.match } }),
+          ...(input.resolves === undefined || input.resolves.length === 0 ? {} : { resolves: input.resolves }),
         },
         call,
       );
+      if (input.comments !== undefined && input.comments !== drop.comments) {
+        drop = await client.patchDrop(existing.slug, { comments: input.comments }, call);
+      }
       if (input.passcode !== undefined) drop = await client.setPasscode(existing.slug, input.passcode, call);
       return { action: 'updated', drop };
     },

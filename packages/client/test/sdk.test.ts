@@ -124,6 +124,100 @@ describe('every endpoint, typed', () => {
   });
 });
 
+describe('comments and read receipts', () => {
+  it('comments, lists after since (one drop or all), resolves by id or by a new version, deletes', async () => {
+    const drop = await client.createDrop({ title: 'Loop', html: PAGE('v1'), comments: 'open' });
+    expect(drop.comments).toBe('open');
+    expect((await client.patchDrop(drop.slug, { comments: 'off' })).comments).toBe('off');
+    const first = await client.comment(drop.slug, { body: 'Check the totals', quote: 'Revenue up 12%' });
+    expect(first).toMatchObject({
+      id: expect.stringMatching(/^c_/),
+      version: 1,
+      quote: 'Revenue up 12%',
+      author: { name: 'sdk-user', kind: 'owner' },
+      resolved_at: null,
+      resolved_in_version: null,
+    });
+    const second = await client.comment(drop.slug, { body: 'Typo' });
+    expect(await client.listComments(drop.slug)).toEqual({ data: [first, second] });
+    expect((await client.listComments(drop.slug, { since: first.created_at })).data).toEqual([second]);
+    const everywhere = await client.listComments({ all: true }, { since: first.created_at });
+    expect(everywhere.data).toEqual([{ ...second, slug: drop.slug }]);
+
+    const updated = await client.updateDrop(drop.slug, { html: PAGE('v2'), resolves: [first.id] });
+    expect(updated.latest_version).toBe(2);
+    expect((await failure(client.updateDrop(drop.slug, { html: PAGE('v3'), resolves: ['c_nope'] }))).code).toBe(
+      'invalid_arg',
+    );
+    const resolved = await client.resolveComment(drop.slug, second.id);
+    expect(resolved).toMatchObject({ id: second.id, resolved_in_version: 2, resolved_at: expect.any(Number) });
+    const listed = (await client.collectComments(drop.slug)).map((c) => [c.id, c.resolved_in_version]);
+    expect(listed).toEqual([
+      [first.id, 2],
+      [second.id, 2],
+    ]);
+    await client.deleteComment(drop.slug, first.id);
+    expect((await client.listComments(drop.slug)).data.map((c) => c.id)).toEqual([second.id]);
+    expect((await failure(client.deleteComment(drop.slug, first.id))).code).toBe('not_found');
+    expect(() => client.listComments(drop.slug, { wait: 61 })).toThrow(/wait is a whole number from 0 to 60/);
+  });
+
+  it('a waiting listing outlives the client timeout, and wakes when a comment arrives', async () => {
+    const drop = await client.createDrop({ title: 'Wait', html: PAGE('w') });
+    const token = await service.mintToken('sdk-user');
+    const short = createClient({ server: service.baseUrl, token, timeoutMs: 300 });
+    const started = Date.now();
+    expect(await short.listComments(drop.slug, { since: Date.now(), wait: 1 })).toEqual({ data: [] });
+    expect(Date.now() - started).toBeGreaterThanOrEqual(900);
+    const since = Date.now();
+    const waiting = short.collectComments(drop.slug, { since, waitSeconds: 20 });
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    const posted = Date.now();
+    const made = await client.comment(drop.slug, { body: 'now' });
+    expect(await waiting).toEqual([made]);
+    expect(Date.now() - posted).toBeLessThan(2000);
+  });
+
+  it('collectComments pages on with the last created_at until a listing is empty', async () => {
+    const all = [1, 2, 3].map((n) => ({ id: `c_${n}`, created_at: n * 10 }));
+    const asked: string[] = [];
+    const stand = await standIn((request, response) => {
+      const url = new URL(request.url ?? '/', 'http://x');
+      asked.push(`${url.pathname}?${url.searchParams}`);
+      const since = Number(url.searchParams.get('since'));
+      response.setHeader('content-type', 'application/json');
+      response.end(JSON.stringify({ data: all.filter((c) => c.created_at > since).slice(0, 2) }));
+    });
+    try {
+      const sdk = createClient({ server: stand.url, token: 'hd_x' });
+      expect((await sdk.collectComments({ all: true }, { waitSeconds: 5 })).map((c) => c.id)).toEqual([
+        'c_1',
+        'c_2',
+        'c_3',
+      ]);
+      expect(asked).toEqual([
+        '/api/comments?since=0&wait=5',
+        '/api/comments?since=20&wait=0',
+        '/api/comments?since=30&wait=0',
+      ]);
+    } finally {
+      await stand.close();
+    }
+  });
+
+  it('reads the stats of a drop', async () => {
+    const drop = await client.createDrop({ title: 'Stats', html: PAGE('s') });
+    expect(await client.stats(drop.slug)).toEqual({
+      views: 0,
+      unique_viewers: 0,
+      first_viewed_at: null,
+      last_viewed_at: null,
+      versions: [{ version: 1, views: 0, unique_viewers: 0, last_viewed_at: null }],
+    });
+    expect((await failure(client.stats('no-such-slug'))).code).toBe('not_found');
+  });
+});
+
 describe('device flow in one call', () => {
   it('shows the code through the callback, and returns the token once approved', async () => {
     const anonymous = new HtmlDropClient({ server: service.baseUrl });

@@ -6,7 +6,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { writeProjectToken, writeTokenFile } from '../../client/src/token-store.js';
-import type { Drop, Version, VersionListItem } from '../../client/src/types.js';
+import type { Comment, Drop, Version, VersionListItem } from '../../client/src/types.js';
 import { PAGE, removeTempDirs, type Sandbox, sandbox, write } from '../../client/test/run.js';
 import { type Service, startService } from '../../client/test/service.js';
 
@@ -44,12 +44,16 @@ interface ToolJson {
   readonly action: string;
   readonly drop: Drop;
   readonly warnings: { code: string; message: string }[];
-  readonly data: Drop[];
+  readonly data: (Drop & Comment)[];
   readonly total_items: number;
   readonly versions: VersionListItem[];
   readonly version: Version;
   readonly deleted: string;
   readonly slug: string;
+  readonly next_since: number;
+  readonly id: string;
+  readonly resolved_in_version: number | null;
+  readonly views: number;
   readonly error: { code: string; message: string; status?: number; hint?: string; details?: Record<string, unknown> };
 }
 
@@ -80,7 +84,8 @@ let box: Sandbox & { token: string };
 let mcp: Connection;
 
 beforeAll(async () => {
-  service = await startService();
+  // More writes than the default 60 a minute: the comment tests add theirs to the publishing ones.
+  service = await startService({ HTMLDROP_MAX_WRITES_PER_MINUTE: '1000' });
   box = await service.signedIn('agent');
   mcp = await connect(box);
 });
@@ -93,7 +98,16 @@ afterAll(async () => {
 describe('tools', () => {
   it('offers publish, update, list, get and delete, stating the standalone-document rule', async () => {
     const { tools } = await mcp.client.listTools();
-    expect(tools.map((t) => t.name).sort()).toEqual(['delete', 'get', 'list', 'publish', 'update']);
+    expect(tools.map((t) => t.name).sort()).toEqual([
+      'delete',
+      'get',
+      'get_feedback',
+      'get_stats',
+      'list',
+      'publish',
+      'resolve_comment',
+      'update',
+    ]);
     for (const name of ['publish', 'update']) {
       const tool = tools.find((t) => t.name === name);
       expect(tool?.description).toContain('ONE complete, standalone HTML document');
@@ -103,6 +117,12 @@ describe('tools', () => {
     expect(tools.find((t) => t.name === 'publish')?.inputSchema.required).toEqual(['title']);
     expect(tools.find((t) => t.name === 'delete')?.annotations?.destructiveHint).toBe(true);
     expect(tools.find((t) => t.name === 'list')?.annotations?.readOnlyHint).toBe(true);
+    expect(tools.find((t) => t.name === 'get_feedback')?.annotations?.readOnlyHint).toBe(true);
+    expect(tools.find((t) => t.name === 'get_feedback')?.inputSchema.properties?.wait).toMatchObject({ maximum: 60 });
+    for (const name of ['publish', 'update']) {
+      const properties = tools.find((t) => t.name === name)?.inputSchema.properties ?? {};
+      expect(Object.keys(properties)).toEqual(expect.arrayContaining(['resolves', 'comments']));
+    }
     expect(mcp.client.getInstructions()).toContain('standalone HTML');
   });
 
@@ -192,6 +212,107 @@ describe('tools', () => {
     const gone = await call(mcp, 'get', { slug });
     expect(gone.isError).toBe(true);
     expect(gone.json.error.code).toBe('not_found');
+  });
+});
+
+/** The owner's comment on `slug`, through the API (as a viewer's would arrive). */
+async function comment(slug: string, body: string): Promise<Comment> {
+  const reply = await fetch(`${service.baseUrl}/api/drops/${slug}/comments`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${box.token}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ body }),
+  });
+  expect(reply.status).toBe(201);
+  return (await reply.json()) as Comment;
+}
+
+describe('the feedback loop', () => {
+  it('get_feedback returns the comments after since, with next_since; on one drop or all', async () => {
+    const created = await call(mcp, 'publish', { title: 'Loop', html: PAGE('v1'), comments: 'open' });
+    expect(created.json.drop.comments).toBe('open');
+    const slug = created.json.drop.slug;
+    const none = await call(mcp, 'get_feedback', { slug });
+    expect(none.json).toEqual({ data: [], next_since: 0 });
+    const first = await comment(slug, 'first');
+    const second = await comment(slug, 'second');
+    const all = await call(mcp, 'get_feedback', { slug });
+    expect(all.isError, JSON.stringify(all.json)).toBe(false);
+    expect(all.json).toEqual({ data: [first, second], next_since: second.created_at });
+    const newer = await call(mcp, 'get_feedback', { slug, since: first.created_at });
+    expect(newer.json.data.map((c) => c.id)).toEqual([second.id]);
+    const everywhere = await call(mcp, 'get_feedback', { all: true, since: first.created_at });
+    expect(everywhere.json.data).toEqual([{ ...second, slug }]);
+    const both = await call(mcp, 'get_feedback', { slug, all: true });
+    expect(both.isError).toBe(true);
+    expect(both.json.error.code).toBe('usage');
+    const tooLong = await mcp.client.callTool({ name: 'get_feedback', arguments: { slug, wait: 61 } });
+    expect(tooLong.isError).toBe(true);
+  });
+
+  it('get_feedback with wait holds until a comment arrives', async () => {
+    const slug = (await call(mcp, 'publish', { title: 'Wait', html: PAGE('w') })).json.drop.slug;
+    const since = Date.now();
+    const started = Date.now();
+    const waiting = call(mcp, 'get_feedback', { slug, since, wait: 30 });
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    const posted = Date.now();
+    const made = await comment(slug, 'while you waited');
+    const answer = await waiting;
+    expect(answer.json).toEqual({ data: [made], next_since: made.created_at });
+    expect(Date.now() - posted).toBeLessThan(2000);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(500);
+    const quiet = Date.now();
+    const nothing = await call(mcp, 'get_feedback', { slug, since: made.created_at, wait: 1 });
+    expect(nothing.json).toEqual({ data: [], next_since: made.created_at });
+    expect(Date.now() - quiet).toBeGreaterThanOrEqual(900);
+  });
+
+  it('update and publish with upsert_by take resolves and comments; resolve_comment resolves one', async () => {
+    const tags = { loop: 'mcp' };
+    const first = await call(mcp, 'publish', { title: 'Upsert loop', html: PAGE('v1'), upsert_by: tags });
+    const slug = first.json.drop.slug;
+    const [a, b, c] = [await comment(slug, 'a'), await comment(slug, 'b'), await comment(slug, 'c')];
+    const plain = await call(mcp, 'publish', { title: 'x', html: PAGE('x'), resolves: [a.id] });
+    expect(plain.isError).toBe(true);
+    expect(plain.json.error.code).toBe('usage');
+    const upserted = await call(mcp, 'publish', {
+      title: 'Upsert loop',
+      html: PAGE('v2'),
+      upsert_by: tags,
+      resolves: [a.id],
+      comments: 'off',
+    });
+    expect(upserted.isError, JSON.stringify(upserted.json)).toBe(false);
+    expect(upserted.json).toMatchObject({ action: 'updated', drop: { slug, latest_version: 2, comments: 'off' } });
+    const unknown = await call(mcp, 'update', { slug, html: PAGE('v3'), resolves: ['c_nosuchcomment000'] });
+    expect(unknown.isError).toBe(true);
+    expect(unknown.json.error.code).toBe('invalid_arg');
+    const updated = await call(mcp, 'update', { slug, html: PAGE('v3'), resolves: [b.id], comments: 'open' });
+    expect(updated.json.drop).toMatchObject({ latest_version: 3, comments: 'open' });
+    const resolved = await call(mcp, 'resolve_comment', { slug, comment_id: c.id });
+    expect(resolved.json).toMatchObject({ id: c.id, resolved_in_version: 3 });
+    const listed = await call(mcp, 'get_feedback', { slug });
+    expect(listed.json.data.map((x) => [x.id, x.resolved_in_version])).toEqual([
+      [a.id, 2],
+      [b.id, 3],
+      [c.id, 3],
+    ]);
+    const missing = await call(mcp, 'resolve_comment', { slug, comment_id: 'c_nosuchcomment000' });
+    expect(missing.json.error.code).toBe('not_found');
+  });
+
+  it('get_stats returns the read receipts', async () => {
+    const drop = (await call(mcp, 'publish', { title: 'Stats', html: PAGE('s') })).json.drop;
+    const result = await call(mcp, 'get_stats', { slug: drop.slug });
+    expect(result.isError, JSON.stringify(result.json)).toBe(false);
+    expect(result.json).toEqual({
+      views: 0,
+      unique_viewers: 0,
+      first_viewed_at: null,
+      last_viewed_at: null,
+      versions: [{ version: 1, views: 0, unique_viewers: 0, last_viewed_at: null }],
+    });
+    expect((await call(mcp, 'get_stats', { slug: 'nosuchdrop' })).json.error.code).toBe('not_found');
   });
 });
 

@@ -92,7 +92,16 @@ describe('the onboarding fast path', () => {
     await client.connect(transport);
     try {
       const { tools } = await client.listTools();
-      expect(tools.map((t) => t.name).sort()).toEqual(['delete', 'get', 'list', 'publish', 'update']);
+      expect(tools.map((t) => t.name).sort()).toEqual([
+        'delete',
+        'get',
+        'get_feedback',
+        'get_stats',
+        'list',
+        'publish',
+        'resolve_comment',
+        'update',
+      ]);
       const html = '<!doctype html><html><head><title>M</title></head><body><h1>Via MCP</h1></body></html>';
       const result = await client.callTool({ name: 'publish', arguments: { title: 'Via MCP', html } });
       const text = (result.content as { type: string; text: string }[])[0]?.text ?? 'null';

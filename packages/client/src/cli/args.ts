@@ -4,7 +4,7 @@
  */
 import { type ParseArgsConfig, parseArgs } from 'node:util';
 import { HtmlDropError } from '../errors.js';
-import type { Metadata } from '../types.js';
+import type { CommentSetting, Metadata } from '../types.js';
 
 /** The option table of a command, as node:util parseArgs takes it. */
 export type Options = NonNullable<ParseArgsConfig['options']>;
@@ -98,4 +98,24 @@ export function positional(args: readonly string[], index: number, name: string,
   if (value === undefined || value === '')
     throw usage(`${command}: missing <${name}>. See: htmldrop ${command} --help`);
   return value;
+}
+
+const COMMENT_SETTINGS: readonly CommentSetting[] = ['off', 'signed_in', 'open'];
+
+/** The value of --comments, checked, or undefined without it. */
+export function commentSetting(values: Values): CommentSetting | undefined {
+  const value = str(values, 'comments');
+  if (value === undefined) return undefined;
+  if (!COMMENT_SETTINGS.includes(value as CommentSetting)) {
+    throw usage(`--comments is one of ${COMMENT_SETTINGS.join(', ')} (got "${value}").`);
+  }
+  return value as CommentSetting;
+}
+
+/** Comment ids from a repeatable, comma-separated option (`--resolves c_1,c_2`), without repeats; [] without it. */
+export function idList(values: Values, name: string): string[] {
+  const ids = list(values, name).flatMap((value) => value.split(','));
+  const trimmed = ids.map((id) => id.trim());
+  if (trimmed.some((id) => id === '')) throw usage(`--${name} expects comment ids separated by commas (c_...,c_...).`);
+  return [...new Set(trimmed)];
 }

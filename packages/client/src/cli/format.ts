@@ -36,6 +36,7 @@ export function dropDetails(drop: Drop): string {
     ['Version', String(drop.latest_version)],
     ['Views', String(drop.view_count)],
     ['Passcode', drop.locked ? 'yes (locked)' : 'no'],
+    ['Comments', drop.comments],
     ['Tags', tags(drop.metadata)],
     ['Created', when(drop.created_at)],
     ['Updated', when(drop.updated_at)],

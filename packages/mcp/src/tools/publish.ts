@@ -1,15 +1,17 @@
 /** The `publish` tool: a new drop, or with `upsert_by` a new version of the drop carrying those tags. */
-import { type Drop, type HtmlDropClient, upsertDrop } from '@htmldrop/client';
+import { type Drop, type HtmlDropClient, HtmlDropError, upsertDrop } from '@htmldrop/client';
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { z } from 'zod';
 import { type ToolContext, warningsJson } from './context.js';
-import { htmlInput, metadata, STANDALONE_RULE } from './schema.js';
+import { commentSetting, htmlInput, metadata, resolves, STANDALONE_RULE } from './schema.js';
 
 const TOOL = {
   title: 'Publish an HTML document',
   description: `Publish a complete, standalone HTML document at a stable public URL and return the drop; share its \`url\`. ${STANDALONE_RULE}
 
 To keep ONE url for a document you regenerate (a report, a dashboard), pass \`upsert_by\` tags, e.g. {"project":"acme","kind":"weekly"}: the drop carrying all of them gets a new version behind the same url; if none does, a new drop with those tags is created; if several do, nothing changes and the error upsert_ambiguous lists them. Concurrent upserts on this machine are serialized.
+
+People can comment in the viewer's Comments panel (\`comments\` sets who may); read their comments with get_feedback, and pass the ids a new version addresses as \`resolves\` (with upsert_by, or on update).
 
 Returns {"action":"created"|"updated","drop":{slug,url,raw_url,latest_version,...},"warnings":[...]}; warnings name what may break (relative references to local files, a missing doctype).`,
   inputSchema: {
@@ -29,6 +31,12 @@ Returns {"action":"created"|"updated","drop":{slug,url,raw_url,latest_version,..
       .describe(
         'Tags that identify the drop to update (lookup, then update or create). On update, `metadata` keys are merged into the existing tags.',
       ),
+    comments: commentSetting.optional(),
+    resolves: resolves
+      .optional()
+      .describe(
+        'With upsert_by: ids of comments (c_..., from get_feedback) the new version addresses; they are marked resolved in it. When no drop carries the tags, nothing is published (usage error).',
+      ),
   },
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
 };
@@ -41,15 +49,25 @@ async function publish(api: HtmlDropClient, args: PublishInput, html: string) {
     ...(args.description === undefined ? {} : { description: args.description }),
     ...(args.context === undefined ? {} : { context: args.context }),
     ...(args.passcode === undefined ? {} : { passcode: args.passcode }),
+    ...(args.comments === undefined ? {} : { comments: args.comments }),
   };
+  const upsert = args.upsert_by !== undefined && Object.keys(args.upsert_by).length > 0;
+  const resolving = args.resolves !== undefined && args.resolves.length > 0;
+  if (resolving && !upsert) {
+    throw new HtmlDropError(
+      'usage',
+      'resolves marks comments resolved in a new version of an existing drop: pass upsert_by too, or call update with its slug.',
+    );
+  }
   let result: { action: 'created' | 'updated'; drop: Drop };
-  if (args.upsert_by !== undefined && Object.keys(args.upsert_by).length > 0) {
+  if (upsert && args.upsert_by !== undefined) {
     result = await upsertDrop(api, {
       match: args.upsert_by,
       html,
       title: args.title,
       ...optional,
       ...(args.metadata === undefined ? {} : { metadata: args.metadata }),
+      ...(resolving && args.resolves !== undefined ? { resolves: args.resolves } : {}),
     });
   } else {
     const drop = await api.createDrop({

@@ -22,3 +22,14 @@ export const htmlInput = {
       'Instead of html: path of an .html file on the machine running this MCP server (relative to its working directory).',
     ),
 };
+export const commentSetting = z
+  .enum(['off', 'signed_in', 'open'])
+  .describe(
+    "Who may comment in the viewer's Comments panel: off, signed_in (people signed in to the service; the default for a new drop) or open (anyone who can view it, with a name).",
+  );
+export const resolves = z
+  .array(z.string().min(1).max(40))
+  .max(200)
+  .describe(
+    'Ids of comments (c_..., from get_feedback) this new version addresses: they are marked resolved in it. An id that is not a comment of the drop is invalid_arg and nothing is written.',
+  );

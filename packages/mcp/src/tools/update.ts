@@ -2,11 +2,13 @@
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { z } from 'zod';
 import { type ToolContext, warningsJson } from './context.js';
-import { htmlInput, metadata, STANDALONE_RULE, slug } from './schema.js';
+import { commentSetting, htmlInput, metadata, resolves, STANDALONE_RULE, slug } from './schema.js';
 
 const TOOL = {
   title: 'Upload a new version of a drop',
   description: `Upload a new version of an existing drop: same url, latest_version + 1 (older versions stay viewable at url?v=<n>). ${STANDALONE_RULE}
+
+To close the feedback loop, pass the ids of the comments (from get_feedback) this version addresses as \`resolves\`: they are marked resolved in it.
 
 Returns {"action":"updated","drop":{...},"warnings":[...]}.`,
   inputSchema: {
@@ -19,6 +21,8 @@ Returns {"action":"updated","drop":{...},"warnings":[...]}.`,
       .optional()
       .describe('Reasoning trace for this version (optional, shown publicly behind a toggle).'),
     metadata: metadata.optional().describe('Tags to set; merged into the existing tags (other keys are kept).'),
+    resolves: resolves.optional(),
+    comments: commentSetting.optional(),
   },
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
 };
@@ -30,13 +34,17 @@ export function registerUpdateTool(mcp: McpServer, { guarded, documentOf }: Tool
       const api = await client();
       const merged =
         args.metadata === undefined ? undefined : { ...(await api.getDrop(args.slug)).metadata, ...args.metadata };
-      const drop = await api.updateDrop(args.slug, {
+      let drop = await api.updateDrop(args.slug, {
         html,
         ...(args.title === undefined ? {} : { title: args.title }),
         ...(args.description === undefined ? {} : { description: args.description }),
         ...(args.context === undefined ? {} : { context: args.context }),
         ...(merged === undefined ? {} : { metadata: merged }),
+        ...(args.resolves === undefined || args.resolves.length === 0 ? {} : { resolves: args.resolves }),
       });
+      if (args.comments !== undefined && args.comments !== drop.comments) {
+        drop = await api.patchDrop(args.slug, { comments: args.comments });
+      }
       return { action: 'updated', drop, warnings: warningsJson(warnings) };
     }),
   );

@@ -1,11 +1,14 @@
 /** The commands of the command line, by name, in the order `htmldrop --help` lists them. */
 import type { Command } from '../context.js';
+import { feedback } from './feedback.js';
 import { listCommand, show, versions } from './list.js';
 import { login, logout, whoami } from './login.js';
 import { open } from './open.js';
 import { passcode } from './passcode.js';
 import { publish, update } from './publish.js';
 import { rm } from './remove.js';
+import { resolve } from './resolve.js';
+import { stats } from './stats.js';
 import { revoke, tokens } from './tokens.js';
 
 /** Every command, by the name typed on the command line. */
@@ -18,6 +21,9 @@ export const COMMANDS: Readonly<Record<string, Command>> = {
   list: listCommand,
   show,
   versions,
+  feedback,
+  resolve,
+  stats,
   rm,
   passcode,
   tokens,

@@ -6,7 +6,7 @@ import { assertPublishable, checkHtml, documentTitle, type HtmlWarning } from '.
 import { readTextSource } from '../../source.js';
 import type { Drop } from '../../types.js';
 import { describeMatch, upsertDrop } from '../../upsert.js';
-import { bool, list, parsePairs, positional, str, usage } from '../args.js';
+import { bool, commentSetting, idList, list, parsePairs, positional, str, usage } from '../args.js';
 import type { Command, Context } from '../context.js';
 import { maybeOpen } from './open.js';
 
@@ -26,10 +26,16 @@ async function readContext(file: string | undefined, ctx: Context): Promise<stri
   return source.text;
 }
 
-/** The human result of publish and update: what happened, and the URL. */
-function publishedText(action: 'created' | 'updated', drop: Drop): string {
+/** The human result of publish and update: what happened, the URL, and the comments resolved. */
+function publishedText(action: 'created' | 'updated', drop: Drop, resolves: readonly string[] = []): string {
   const verb = action === 'created' ? 'Published' : 'Updated';
-  return `${verb} "${drop.title}" (version ${drop.latest_version}${drop.locked ? ', passcode' : ''})\n${drop.url}`;
+  const resolved = resolves.length === 0 ? '' : `\nResolved in version ${drop.latest_version}: ${resolves.join(', ')}`;
+  return `${verb} "${drop.title}" (version ${drop.latest_version}${drop.locked ? ', passcode' : ''})\n${drop.url}${resolved}`;
+}
+
+/** The JSON result of publish and update: `resolved` only when --resolves was given. */
+function resultJson(action: 'created' | 'updated', drop: Drop, warnings: readonly HtmlWarning[], resolves: string[]) {
+  return { action, drop, warnings: warningsJson(warnings), ...(resolves.length > 0 ? { resolved: resolves } : {}) };
 }
 
 /** The warnings as the JSON result carries them. */
@@ -40,7 +46,7 @@ function warningsJson(warnings: readonly HtmlWarning[]) {
 /** `htmldrop publish`. */
 export const publish: Command = {
   usage:
-    'publish <file|-> [--title <t>] [--description <d>] [--context-file <f>] [--passcode <p>] [--meta k=v]... [--upsert k=v]... [--force] [--open]',
+    'publish <file|-> [--title <t>] [--description <d>] [--context-file <f>] [--passcode <p>] [--comments <who>] [--meta k=v]... [--upsert k=v]... [--resolves <ids>] [--force] [--open]',
   summary: 'Publish a standalone HTML document (new drop, or upsert by tags)',
   help: `Uploads one complete, standalone HTML document ("-" reads stdin) and prints its public URL.
 
@@ -48,11 +54,14 @@ export const publish: Command = {
   --description <d>     description (at most 500 characters)
   --context-file <f>    a text file recorded with this version as its context (reasoning trace)
   --passcode <p>        share gate, at least 4 characters
+  --comments <who>      who may comment in the viewer: off, signed_in (the service's default) or open
   --meta k=v            owner-only tag; repeat for several
   --upsert k=v          lookup, then mutate: the drop tagged with all these pairs gets a new version; if none has
                         them, a new drop is created with them; if several do, nothing is changed (exit 7).
                         Concurrent upserts on this machine are serialized with a lock file. With --meta, on
                         update the given tags are merged into the drop's tags.
+  --resolves <ids>      with --upsert: comment ids (c_...,c_...) the new version addresses; they are marked resolved
+                        in it. When no drop matches, nothing is published (exit 2)
   --force               upload even if the file does not look like HTML
   --open                open the drop in a browser afterwards
 
@@ -63,8 +72,10 @@ Before uploading it warns about what breaks in a standalone document: relative s
     description: { type: 'string' },
     'context-file': { type: 'string' },
     passcode: { type: 'string' },
+    comments: { type: 'string' },
     meta: { type: 'string', multiple: true },
     upsert: { type: 'string', multiple: true },
+    resolves: { type: 'string', multiple: true },
     force: { type: 'boolean' },
     open: { type: 'boolean' },
   },
@@ -73,6 +84,13 @@ Before uploading it warns about what breaks in a standalone document: relative s
     if (args.length > 1) throw usage(`publish takes one file (got ${args.length}).`);
     const meta = parsePairs(list(values, 'meta'), '--meta');
     const match = parsePairs(list(values, 'upsert'), '--upsert');
+    const comments = commentSetting(values);
+    const resolves = idList(values, 'resolves');
+    if (resolves.length > 0 && Object.keys(match).length === 0) {
+      throw usage(
+        '--resolves marks comments resolved in a new version: use it with --upsert, or run: htmldrop update.',
+      );
+    }
     const { html, name, warnings } = await readHtml(ctx, file, bool(values, 'force'));
     const title = str(values, 'title') ?? documentTitle(html);
     if (title === undefined) throw usage(`--title is required: ${name} has no <title>.`);
@@ -84,12 +102,20 @@ Before uploading it warns about what breaks in a standalone document: relative s
       ...(description === undefined ? {} : { description }),
       ...(context === undefined ? {} : { context }),
       ...(passcode === undefined ? {} : { passcode }),
+      ...(comments === undefined ? {} : { comments }),
     };
     let result: { action: 'created' | 'updated'; drop: Drop };
     if (Object.keys(match).length > 0) {
       result = await upsertDrop(
         client,
-        { match, html, title, ...optional, ...(Object.keys(meta).length > 0 ? { metadata: meta } : {}) },
+        {
+          match,
+          html,
+          title,
+          ...optional,
+          ...(Object.keys(meta).length > 0 ? { metadata: meta } : {}),
+          ...(resolves.length > 0 ? { resolves } : {}),
+        },
         { onWait: () => ctx.out.note(`Waiting for another upsert of ${describeMatch(match)} to finish...`) },
       );
     } else {
@@ -101,45 +127,58 @@ Before uploading it warns about what breaks in a standalone document: relative s
       });
       result = { action: 'created', drop };
     }
-    ctx.out.result({ ...result, warnings: warningsJson(warnings) }, () => publishedText(result.action, result.drop));
+    ctx.out.result(resultJson(result.action, result.drop, warnings, resolves), () =>
+      publishedText(result.action, result.drop, resolves),
+    );
     if (bool(values, 'open')) await maybeOpen(ctx, result.drop.url);
   },
 };
 
 /** `htmldrop update`. */
 export const update: Command = {
-  usage: 'update <slug> <file|-> [--title <t>] [--description <d>] [--context-file <f>] [--meta k=v]... [--force]',
+  usage:
+    'update <slug> <file|-> [--title <t>] [--description <d>] [--context-file <f>] [--meta k=v]... [--resolves <ids>] [--comments <who>] [--force]',
   summary: 'Upload a new version of a drop',
   help: `Uploads a new version of <slug> (same URL, latest_version + 1). "-" reads stdin.
 
   --title <t>, --description <d>   change them too
   --context-file <f>               context (reasoning trace) of this version
   --meta k=v                       tags to set; merged into the drop's existing tags
+  --resolves <ids>                 comment ids (c_...,c_...; see: htmldrop feedback) this version addresses: they are
+                                   marked resolved in it. An id that is not a comment of the drop: exit 2, nothing
+                                   uploaded
+  --comments <who>                 who may comment: off, signed_in or open (one more write after the upload)
   --force                          upload even if the file does not look like HTML`,
   options: {
     title: { type: 'string' },
     description: { type: 'string' },
     'context-file': { type: 'string' },
     meta: { type: 'string', multiple: true },
+    resolves: { type: 'string', multiple: true },
+    comments: { type: 'string' },
     force: { type: 'boolean' },
   },
   async run(ctx, values, args) {
     const slug = positional(args, 0, 'slug', 'update');
     const file = positional(args, 1, 'file|-', 'update');
     const meta = parsePairs(list(values, 'meta'), '--meta');
+    const comments = commentSetting(values);
+    const resolves = idList(values, 'resolves');
     const { html, warnings } = await readHtml(ctx, file, bool(values, 'force'));
     const context = await readContext(str(values, 'context-file'), ctx);
     const title = str(values, 'title');
     const description = str(values, 'description');
     const { client } = await ctx.authenticated();
     const metadata = Object.keys(meta).length > 0 ? { ...(await client.getDrop(slug)).metadata, ...meta } : undefined;
-    const drop = await client.updateDrop(slug, {
+    let drop = await client.updateDrop(slug, {
       html,
       ...(title === undefined ? {} : { title }),
       ...(description === undefined ? {} : { description }),
       ...(context === undefined ? {} : { context }),
       ...(metadata === undefined ? {} : { metadata }),
+      ...(resolves.length > 0 ? { resolves } : {}),
     });
-    ctx.out.result({ action: 'updated', drop, warnings: warningsJson(warnings) }, () => publishedText('updated', drop));
+    if (comments !== undefined && comments !== drop.comments) drop = await client.patchDrop(slug, { comments });
+    ctx.out.result(resultJson('updated', drop, warnings, resolves), () => publishedText('updated', drop, resolves));
   },
 };

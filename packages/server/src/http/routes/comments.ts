@@ -70,32 +70,13 @@ function abandonment(reply: FastifyReply): AbortSignal {
 }
 
 export async function commentRoutes(app: TypedApp, deps: CommentRouteDeps): Promise<void> {
-  const s = deps.schemas;
-  const CommentParams = Type.Object({ slug: s.SlugParams.properties.slug, id: Type.String({ maxLength: 40 }) });
+  registerCommentReads(app, deps);
+  registerCommentWrites(app, deps);
+}
 
-  app.post(
-    '/api/drops/:slug/comments',
-    {
-      config: WRITE,
-      schema: {
-        summary: 'Comment on a version of your drop (the latest unless `version` is given)',
-        tags: ['comments'],
-        params: s.SlugParams,
-        body: Type.Object({
-          body: Type.String({ description: `1 to ${comments.MAX_COMMENT_CHARS} characters` }),
-          version: Type.Optional(Type.Integer({ minimum: 1 })),
-          quote: Type.Optional(Type.Union([Type.String(), Type.Null()])),
-        }),
-        response: { 201: Comment, ...errors },
-      },
-    },
-    async (request, reply) => {
-      const { account } = callerOf(request);
-      const owner = { accountId: account.id, login: account.login };
-      const comment = await comments.addOwnerComment(deps.comments, owner, request.params.slug, request.body);
-      return reply.code(201).send(presentComment(comment));
-    },
-  );
+/** GET /api/drops/<slug>/comments and GET /api/comments: listings, optionally waiting. */
+function registerCommentReads(app: TypedApp, deps: CommentRouteDeps): void {
+  const s = deps.schemas;
 
   app.get(
     '/api/drops/:slug/comments',
@@ -148,6 +129,35 @@ export async function commentRoutes(app: TypedApp, deps: CommentRouteDeps): Prom
         abandonment(reply),
       );
       return { data: found.map((comment) => presentComment(comment, true)) };
+    },
+  );
+}
+
+/** Comment, resolve and delete: the owner's writes. */
+function registerCommentWrites(app: TypedApp, deps: CommentRouteDeps): void {
+  const s = deps.schemas;
+  const CommentParams = Type.Object({ slug: s.SlugParams.properties.slug, id: Type.String({ maxLength: 40 }) });
+  app.post(
+    '/api/drops/:slug/comments',
+    {
+      config: WRITE,
+      schema: {
+        summary: 'Comment on a version of your drop (the latest unless `version` is given)',
+        tags: ['comments'],
+        params: s.SlugParams,
+        body: Type.Object({
+          body: Type.String({ description: `1 to ${comments.MAX_COMMENT_CHARS} characters` }),
+          version: Type.Optional(Type.Integer({ minimum: 1 })),
+          quote: Type.Optional(Type.Union([Type.String(), Type.Null()])),
+        }),
+        response: { 201: Comment, ...errors },
+      },
+    },
+    async (request, reply) => {
+      const { account } = callerOf(request);
+      const owner = { accountId: account.id, login: account.login };
+      const comment = await comments.addOwnerComment(deps.comments, owner, request.params.slug, request.body);
+      return reply.code(201).send(presentComment(comment));
     },
   );
 

@@ -44,7 +44,8 @@ function versionOf(request: FastifyRequest): number {
   return n;
 }
 
-export function registerDropPages(app: TypedApp, kit: ConsoleKit, deps: ConsoleRouteDeps): void {
+/** What the drop page's routes share: loading the page's data, and showing it again with a refusal. */
+function dropPageKit(deps: ConsoleRouteDeps) {
   const hide = { schema: { hide: true } };
   const { baseUrl } = deps.config;
   const checkDetails = bodyChecker<drops.DetailsInput>(deps.schemas.PatchDropBody);
@@ -81,7 +82,20 @@ export function registerDropPages(app: TypedApp, kit: ConsoleKit, deps: ConsoleR
     });
   };
   const refused = (v: Visit, request: FastifyRequest, message: string) => again(v, request, message);
+  return { hide, baseUrl, checkDetails, load, again, refused };
+}
 
+type DropPageKit = ReturnType<typeof dropPageKit>;
+
+export function registerDropPages(app: TypedApp, kit: ConsoleKit, deps: ConsoleRouteDeps): void {
+  const page = dropPageKit(deps);
+  registerDropViews(app, kit, page);
+  registerDropEdits(app, kit, deps, page);
+  registerVersionAndCommentActions(app, kit, deps, page);
+}
+
+/** The drop page and the confirmation before deleting it. */
+function registerDropViews(app: TypedApp, kit: ConsoleKit, { hide, baseUrl, load }: DropPageKit): void {
   app.get(
     '/console/drops/:slug',
     hide,
@@ -98,7 +112,11 @@ export function registerDropPages(app: TypedApp, kit: ConsoleKit, deps: ConsoleR
       return kit.show(reply, v, confirmDeletePage({ who: v.who, nonce: v.nonce, baseUrl, drop }));
     }),
   );
+}
 
+/** Details (title, description, tags, who may comment), the passcode, and deleting the drop. */
+function registerDropEdits(app: TypedApp, kit: ConsoleKit, deps: ConsoleRouteDeps, page: DropPageKit): void {
+  const { hide, checkDetails, again, refused } = page;
   app.post(
     '/console/drops/:slug/details',
     hide,
@@ -133,6 +151,28 @@ export function registerDropPages(app: TypedApp, kit: ConsoleKit, deps: ConsoleR
       refused,
     }),
   );
+  app.post(
+    '/console/drops/:slug/delete',
+    hide,
+    kit.action({
+      write: true,
+      async run(session, request) {
+        await drops.deleteDrop(deps.drops, session.accountId, paramsOf(request).slug);
+        return '/console?done=deleted';
+      },
+      refused,
+    }),
+  );
+}
+
+/** Restoring and deleting versions; resolving and deleting comments. */
+function registerVersionAndCommentActions(
+  app: TypedApp,
+  kit: ConsoleKit,
+  deps: ConsoleRouteDeps,
+  page: DropPageKit,
+): void {
+  const { hide, refused } = page;
   app.post(
     '/console/drops/:slug/versions/:n/restore',
     hide,
@@ -181,18 +221,6 @@ export function registerDropPages(app: TypedApp, kit: ConsoleKit, deps: ConsoleR
         const { slug, id } = paramsOf(request);
         await comments.deleteComment(deps.comments, session.accountId, slug, id ?? '');
         return `${pagePath(slug)}?done=comment-deleted#comments`;
-      },
-      refused,
-    }),
-  );
-  app.post(
-    '/console/drops/:slug/delete',
-    hide,
-    kit.action({
-      write: true,
-      async run(session, request) {
-        await drops.deleteDrop(deps.drops, session.accountId, paramsOf(request).slug);
-        return '/console?done=deleted';
       },
       refused,
     }),
