@@ -8,8 +8,8 @@ import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { axeViolations, blocking, describeViolations } from './axe.js';
 import { launchBrowser, screenshotPath } from './browser.js';
-import { createHarness, page as doc, type Harness } from './helpers.js';
-import { freePort } from './process.js';
+import { page as doc, type Harness } from './helpers.js';
+import { serveOnLoopback } from './served.js';
 
 let h: Harness;
 let browser: Browser;
@@ -17,10 +17,7 @@ let base: string;
 let ann: string;
 
 beforeAll(async () => {
-  const port = await freePort();
-  base = `http://127.0.0.1:${port}`;
-  h = await createHarness({ env: { HTMLDROP_BASE_URL: base } });
-  await h.app.listen({ port, host: '127.0.0.1' });
+  ({ h, base } = await serveOnLoopback());
   browser = await launchBrowser();
   ann = await h.token('ann');
 });

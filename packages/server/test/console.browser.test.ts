@@ -13,19 +13,14 @@ import { launchBrowser, screenshotPath } from './browser.js';
 import { createHarness, page as doc, type Harness } from './helpers.js';
 import { DEFAULT_OIDC_USER, startOidcProvider } from './oidc-provider.js';
 import { freePort } from './process.js';
+import { serveOnLoopback } from './served.js';
 
 let h: Harness;
 let browser: Browser;
 let base: string;
 
 beforeAll(async () => {
-  const port = await freePort();
-  base = `http://127.0.0.1:${port}`;
-  h = await createHarness({
-    env: { HTMLDROP_BASE_URL: base },
-    limits: { maxWritesPerMinute: 10_000, maxWritesPerDay: 10_000 },
-  });
-  await h.app.listen({ port, host: '127.0.0.1' });
+  ({ h, base } = await serveOnLoopback({ limits: { maxWritesPerMinute: 10_000, maxWritesPerDay: 10_000 } }));
   browser = await launchBrowser();
 });
 afterAll(async () => {

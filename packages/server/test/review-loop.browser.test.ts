@@ -13,8 +13,8 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { launchBrowser, screenshotPath } from './browser.js';
-import { createHarness, type Harness, tempDir } from './helpers.js';
-import { freePort } from './process.js';
+import { type Harness, tempDir } from './helpers.js';
+import { serveOnLoopback } from './served.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
 const CLI = path.join(ROOT, 'packages/client/bin/htmldrop.js');
@@ -27,10 +27,7 @@ let home: string;
 let agentEnv: Record<string, string>;
 
 beforeAll(async () => {
-  const port = await freePort();
-  base = `http://127.0.0.1:${port}`;
-  h = await createHarness({ env: { HTMLDROP_BASE_URL: base } });
-  await h.app.listen({ port, host: '127.0.0.1' });
+  ({ h, base } = await serveOnLoopback());
   browser = await launchBrowser();
   home = tempDir('htmldrop-loop-home-');
   agentEnv = {

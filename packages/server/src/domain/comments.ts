@@ -157,8 +157,7 @@ export async function addViewerComment(
 
 /** The comments of one version, oldest first, for the viewer's panel (anyone who may view the version). */
 export async function commentsOfVersion(deps: CommentDeps, slug: string, version: number): Promise<CommentRecord[]> {
-  const all = await deps.store.listComments({ slug }, 0, MAX_COMMENTS_PER_DROP);
-  return all.filter((comment) => comment.version === version);
+  return deps.store.listComments({ slug, version }, 0, MAX_COMMENTS_PER_DROP);
 }
 
 /** The drop a viewer comments on, or undefined. */

@@ -71,8 +71,8 @@ export interface NewComment {
   readonly now: number;
 }
 
-/** Which comments a listing returns: one drop's, or every drop's of an owner; created after `since`, oldest first. */
-export type CommentScope = { readonly slug: string } | { readonly accountId: string };
+/** Which comments a listing returns: one drop's (or one version's), or every drop's of an owner; created after `since`, oldest first. */
+export type CommentScope = { readonly slug: string; readonly version?: number } | { readonly accountId: string };
 
 export interface RateWindow {
   /** Stable key of the window, e.g. `m:<account>:<minute start>`. */

@@ -8,7 +8,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import * as comments from '../../domain/comments.js';
 import { isValidSlug, parseVersionNumber } from '../../domain/ids.js';
-import { holdsCapability, type PublicViewDeps, type VisitorAccess } from '../../domain/public-view.js';
+import { holdsCapability, type PublicViewDeps } from '../../domain/public-view.js';
 import type { DropRecord } from '../../domain/types.js';
 import type { WriteLimiter } from '../../domain/write-limit.js';
 import { type ApiError, isApiError } from '../../errors.js';
@@ -18,9 +18,8 @@ import { acceptFormPosts, formField, isForeignFormPost } from '../forms.js';
 import { refusePage } from '../page-reply.js';
 import { escapeHtml, simplePage } from '../pages/layout.js';
 import type { ViewerComments } from '../pages/viewer.js';
-import { cookieValue } from '../signed-cookie.js';
 import { CONSOLE_SESSION, type SessionPayload, type WebSessions } from '../web-session.js';
-import { CAPABILITY_COOKIE } from './public.js';
+import { accessOf } from './public.js';
 
 export interface ViewerCommentDeps {
   readonly comments: comments.CommentDeps;
@@ -105,9 +104,8 @@ export function registerViewerCommentPost(app: TypedApp, deps: ViewerCommentDeps
       if (isForeignFormPost(request.headers, ownOrigin) || !csrfOk) return refuse(reply, 'cross_site', back);
       const drop = await comments.findCommentedDrop(deps.comments, slug);
       if (drop === undefined) return refuse(reply, 'not_found', '/');
-      const access: VisitorAccess = { capability: capabilityOf(request), authorization: undefined };
       const owner = session?.accountId === drop.accountId;
-      if (drop.locked && !owner && !holdsCapability(deps.view, slug, drop.passcodeGeneration, access)) {
+      if (drop.locked && !owner && !holdsCapability(deps.view, slug, drop.passcodeGeneration, accessOf(request))) {
         return refuse(reply, 'locked', back);
       }
       let release: (() => Promise<void>) | undefined;
@@ -128,6 +126,3 @@ export function registerViewerCommentPost(app: TypedApp, deps: ViewerCommentDeps
     });
   });
 }
-
-/** The capability the visitor holds for this drop: its cookie (path /p/<slug>). */
-const capabilityOf = (request: FastifyRequest) => cookieValue(request.headers.cookie, CAPABILITY_COOKIE);

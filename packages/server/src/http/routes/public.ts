@@ -68,7 +68,7 @@ function publicTarget(request: FastifyRequest): { slug: string; version: number 
 }
 
 /** What the visitor presents: the capability (iframe token, else cookie) and any Authorization header. */
-function accessOf(request: FastifyRequest): VisitorAccess {
+export function accessOf(request: FastifyRequest): VisitorAccess {
   const fromQuery = (request.query as Query)[CAPABILITY_PARAM];
   return {
     capability: typeof fromQuery === 'string' ? fromQuery : cookieValue(request.headers.cookie, CAPABILITY_COOKIE),

@@ -77,6 +77,7 @@ function listComments(db: Kysely<Database>): Store['listComments'] {
   return async (scope, since, limit) => {
     let query = db.selectFrom('comments').selectAll().where('created_at', '>', since);
     query = 'slug' in scope ? query.where('slug', '=', scope.slug) : query.where('account_id', '=', scope.accountId);
+    if ('slug' in scope && scope.version !== undefined) query = query.where('version', '=', scope.version);
     const rows = await query.orderBy('created_at', 'asc').orderBy('id', 'asc').limit(limit).execute();
     return rows.map(toComment);
   };
