@@ -9,6 +9,7 @@ const HTTP_SUITES = [
   'drops',
   'errors',
   'fuzz',
+  'history',
   'limits',
   'public',
   'raw-socket',

@@ -24,6 +24,12 @@ export const ERROR_STATUS = {
   not_found: 404,
   version_not_found: 404,
   last_version_cannot_be_deleted: 409,
+  /** An If-Match precondition failed: the drop's latest version is another (docs/api.md, "Optimistic concurrency"). */
+  version_conflict: 412,
+  /** An Idempotency-Key was used before with another request (docs/api.md, "Idempotency keys"). */
+  idempotency_key_reused: 422,
+  /** The first request with this Idempotency-Key is still running: retry in a moment. */
+  request_in_progress: 409,
   version_limit_reached: 409,
   invalid_slug: 400,
   invalid_arg: 400,
@@ -50,7 +56,7 @@ export const ERROR_STATUS = {
   locked: 401,
   /** Pages only (the passcode gate): the passcode is wrong. */
   wrong_passcode: 401,
-  /** Pages only (/verify): the device request expired or was denied. */
+  /** Pages only: the device request expired or was denied (/verify); the drop expired (/p/). */
   expired: 410,
   /** Pages only (/verify): the device request was already approved or denied. */
   already_decided: 409,
@@ -86,6 +92,9 @@ const DEFAULT_MESSAGES: Record<ErrorCode, string> = {
   version_not_found: 'This version does not exist.',
   last_version_cannot_be_deleted: 'The only remaining version cannot be deleted; delete the drop instead.',
   version_limit_reached: 'The drop already has the maximum number of versions.',
+  version_conflict: 'The drop changed since the version named in If-Match; nothing was changed.',
+  idempotency_key_reused: 'This Idempotency-Key was already used for another request.',
+  request_in_progress: 'A request with this Idempotency-Key is still running; retry in a moment.',
   invalid_slug: 'The slug is not valid (1 to 64 characters of A-Z, a-z, 0-9, _ and -).',
   invalid_arg: 'An argument is not valid.',
   invalid_json: 'The request body is not a valid JSON object.',

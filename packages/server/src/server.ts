@@ -3,12 +3,12 @@ import { type Config, ConfigError, isLoopbackHost, loadConfig } from './config.j
 import { createPostgresBus } from './coordination/postgres-bus.js';
 import { createRedisCoordination } from './coordination/redis.js';
 import { createFollowingClock } from './domain/clock.js';
-import { DEVICE_RETENTION_MS } from './domain/device-flow.js';
 import { type App, buildApp } from './http/app.js';
 import { keepTickObjectShape } from './serve/tick-shape.js';
 import { openStore } from './storage/index.js';
 import type { Store } from './storage/store.js';
 
+/** Expired drops are deleted within the hour (docs/api.md, "Expiry"): a purge every 10 minutes on every instance. */
 const PURGE_INTERVAL_MS = 10 * 60_000;
 
 /** Starts the service; resolves once it listens. */
@@ -63,9 +63,7 @@ export async function startServer(config: Config): Promise<{ app: App; store: St
     );
   }
   const purge = setInterval(() => {
-    store
-      .purgeExpired(Date.now(), DEVICE_RETENTION_MS)
-      .catch((error: unknown) => app.log.error({ err: error }, 'purge failed'));
+    app.services.purge().catch((error: unknown) => app.log.error({ err: error }, 'purge failed'));
   }, PURGE_INTERVAL_MS);
   purge.unref();
   await app.listen({ port: config.port, host: config.host });

@@ -115,7 +115,7 @@ export function createServices(options: ServiceOptions): Services {
     rawCache,
     views,
     renders: { views, viewerOf: createViewerHasher(keys.viewerDay), clock },
-    stats: { store },
+    stats: { store, clock },
     capabilities,
     signer: createSigner(keys.session, clock),
     identity: options.identity ?? createIdentityProvider(config.identity),

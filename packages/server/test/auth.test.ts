@@ -52,6 +52,7 @@ describe('every owner route', () => {
         'GET /api/drops/:slug/versions',
         'GET /api/drops/:slug/v/:n',
         'DELETE /api/drops/:slug/v/:n',
+        'POST /api/drops/:slug/v/:n/restore',
         'POST /api/drops/:slug/passcode',
         'GET /api/drops/:slug/stats',
         'GET /api/me',
@@ -101,7 +102,7 @@ describe('every owner route', () => {
   it("answers 403 forbidden on another account's drop, and changes nothing", async () => {
     const before = await h.call('GET', `/api/drops/${slug}`, { token: owner });
     const dropRoutes = h.app.ownerRoutes.filter((r) => r.url.includes(':slug'));
-    expect(dropRoutes.length).toBe(17);
+    expect(dropRoutes.length).toBe(18);
     for (const route of dropRoutes) {
       const reply = await h.call(route.method, concrete(route.url), {
         token: stranger,

@@ -32,6 +32,7 @@ describe('POST /api/drops', () => {
       metadata: { project: 'acme' },
       created_at: expect.any(Number),
       updated_at: drop.created_at,
+      expires_at: null,
     });
   });
 

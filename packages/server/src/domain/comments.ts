@@ -11,7 +11,7 @@ import type { Clock } from './clock.js';
 import { getOwnedDrop } from './drops.js';
 import { newCommentId, type RandomInt } from './ids.js';
 import { hitWindow, type RateCounter } from './rate-counter.js';
-import type { CommentRecord, DropRecord } from './types.js';
+import { type CommentRecord, type DropRecord, isExpired } from './types.js';
 
 export const MAX_COMMENT_CHARS = 4000;
 export const MAX_QUOTE_CHARS = 1000;
@@ -160,9 +160,10 @@ export async function commentsOfVersion(deps: CommentDeps, slug: string, version
   return deps.store.listComments({ slug, version }, 0, MAX_COMMENTS_PER_DROP);
 }
 
-/** The drop a viewer comments on, or undefined. */
-export function findCommentedDrop(deps: CommentDeps, slug: string): Promise<DropRecord | undefined> {
-  return deps.store.findDrop(slug);
+/** The drop a viewer comments on, or undefined (also once it expired: docs/api.md, "Expiry"). */
+export async function findCommentedDrop(deps: CommentDeps, slug: string): Promise<DropRecord | undefined> {
+  const drop = await deps.store.findDrop(slug);
+  return drop === undefined || isExpired(drop, deps.clock.now()) ? undefined : drop;
 }
 
 /** Comments of one owned drop, or of every drop of the owner, created after `since`; waits up to `waitMs` for one. */

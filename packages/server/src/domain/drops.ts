@@ -4,11 +4,20 @@
  */
 import type { Limits } from '../config.js';
 import { ApiError } from '../errors.js';
-import type { DropChanges, Store } from '../storage/store.js';
+import type { DropChanges, Store, VersionConflict } from '../storage/store.js';
 import type { Clock } from './clock.js';
+import { checkedExpiry } from './expiry.js';
 import { newSlug, type RandomInt } from './ids.js';
 import { hashPasscode } from './passcode.js';
-import type { CommentSetting, DropRecord, ListQuery, Metadata, VersionInfo, VersionRecord } from './types.js';
+import {
+  type CommentSetting,
+  type DropRecord,
+  isExpired,
+  type ListQuery,
+  type Metadata,
+  type VersionInfo,
+  type VersionRecord,
+} from './types.js';
 
 /**
  * Told about every change that alters what /p/<slug> serves (cache invalidation, on every instance). Awaited
@@ -34,6 +43,8 @@ export interface CreateDropInput {
   readonly context?: string | undefined;
   readonly metadata?: Metadata | undefined;
   readonly comments?: CommentSetting | undefined;
+  /** Unix ms (docs/api.md, "Expiry"); null or absent: never. */
+  readonly expires_at?: number | null | undefined;
 }
 
 export interface NewVersionInput {
@@ -49,7 +60,15 @@ export interface DetailsInput {
   readonly description?: string | undefined;
   readonly metadata?: Metadata | undefined;
   readonly comments?: CommentSetting | undefined;
+  /** Unix ms, null to clear, absent to keep. */
+  readonly expires_at?: number | null | undefined;
 }
+
+/**
+ * The `If-Match` precondition of a write (docs/api.md, "Optimistic concurrency"): the version the writer last saw
+ * as latest; undefined for none (no header, or `*`, which only asks that the drop exists).
+ */
+export type IfLatest = number | undefined;
 
 function htmlBytes(html: string, limits: Limits): number {
   const size = Buffer.byteLength(html, 'utf8');
@@ -86,8 +105,9 @@ async function passcodeHashFor(passcode: string | undefined, limits: Limits): Pr
   return hashPasscode(passcode);
 }
 
-function detailChanges(input: DetailsInput): DropChanges {
+function detailChanges(input: DetailsInput, now: number): DropChanges {
   return {
+    expiresAt: checkedExpiry(input.expires_at, now),
     title: input.title,
     description: input.description === undefined ? undefined : input.description === '' ? null : input.description,
     metadata: input.metadata,
@@ -99,6 +119,8 @@ export async function createDrop(deps: DropDeps, accountId: string, input: Creat
   const sizeBytes = htmlBytes(input.html, deps.limits);
   const context = checkedContext(input.context, deps.limits);
   const passcodeHash = await passcodeHashFor(input.passcode, deps.limits);
+  const now = deps.clock.now();
+  const expiresAt = checkedExpiry(input.expires_at, now) ?? null;
   const created = await deps.store.createDrop(
     {
       slug: newSlug(deps.random),
@@ -111,7 +133,8 @@ export async function createDrop(deps: DropDeps, accountId: string, input: Creat
       metadata: input.metadata ?? {},
       comments: input.comments,
       passcodeHash,
-      now: deps.clock.now(),
+      expiresAt,
+      now,
     },
     deps.limits.maxDropsPerAccount,
   );
@@ -124,22 +147,33 @@ export async function createDrop(deps: DropDeps, accountId: string, input: Creat
   return created;
 }
 
-/** The caller's drop, or 404 not_found / 403 forbidden. */
+const gone = (slug: string) => new ApiError('not_found', { message: `No drop with slug "${slug}".` });
+
+/** The caller's drop, or 404 not_found (also once it expired: docs/api.md, "Expiry") / 403 forbidden. */
 export async function getOwnedDrop(
-  deps: Pick<DropDeps, 'store'>,
+  deps: Pick<DropDeps, 'store' | 'clock'>,
   accountId: string,
   slug: string,
 ): Promise<DropRecord> {
   const drop = await deps.store.findDrop(slug);
-  if (drop === undefined) throw new ApiError('not_found', { message: `No drop with slug "${slug}".` });
+  if (drop === undefined || isExpired(drop, deps.clock.now())) throw gone(slug);
   if (drop.accountId !== accountId) throw new ApiError('forbidden');
   return drop;
 }
 
-const gone = (slug: string) => new ApiError('not_found', { message: `No drop with slug "${slug}".` });
+/** 412 version_conflict naming the latest version. */
+function conflict({ latestVersion }: VersionConflict): ApiError {
+  return new ApiError('version_conflict', {
+    message: `The drop's latest version is ${latestVersion}, not the one If-Match names; nothing was changed.`,
+    details: { latest_version: latestVersion },
+  });
+}
 
-export function listDrops(deps: Pick<DropDeps, 'store'>, accountId: string, query: ListQuery) {
-  return deps.store.listDrops(accountId, query);
+const isConflict = (value: unknown): value is VersionConflict =>
+  typeof value === 'object' && value !== null && (value as VersionConflict).kind === 'version_conflict';
+
+export function listDrops(deps: Pick<DropDeps, 'store' | 'clock'>, accountId: string, query: ListQuery) {
+  return deps.store.listDrops(accountId, { ...query, aliveAt: deps.clock.now() });
 }
 
 export async function addVersion(
@@ -147,22 +181,31 @@ export async function addVersion(
   accountId: string,
   slug: string,
   input: NewVersionInput,
+  ifLatest?: IfLatest,
 ): Promise<DropRecord> {
   await getOwnedDrop(deps, accountId, slug);
-  return appendChecked(deps, slug, input);
+  return appendChecked(deps, slug, input, ifLatest);
 }
 
 /** The checks and the append shared by addVersion and restoreVersion; ownership is already checked. */
-async function appendChecked(deps: DropDeps, slug: string, input: NewVersionInput): Promise<DropRecord> {
+async function appendChecked(
+  deps: DropDeps,
+  slug: string,
+  input: NewVersionInput,
+  ifLatest: IfLatest,
+): Promise<DropRecord> {
   const sizeBytes = htmlBytes(input.html, deps.limits);
   const context = checkedContext(input.context, deps.limits);
+  const now = deps.clock.now();
   const result = await deps.store.appendVersion(
     slug,
-    { html: input.html, sizeBytes, context, now: deps.clock.now() },
-    detailChanges(input),
+    { html: input.html, sizeBytes, context, now },
+    detailChanges(input, now),
     deps.limits.maxVersionsPerDrop,
+    ifLatest,
   );
   if (result === 'not_found') throw gone(slug);
+  if (isConflict(result)) throw conflict(result);
   if (result === 'version_limit') {
     throw new ApiError('version_limit_reached', {
       message: `The drop already has the maximum of ${deps.limits.maxVersionsPerDrop} versions; delete one first.`,
@@ -178,10 +221,13 @@ export async function updateDetails(
   accountId: string,
   slug: string,
   input: DetailsInput,
+  ifLatest?: IfLatest,
 ): Promise<DropRecord> {
   await getOwnedDrop(deps, accountId, slug);
-  const updated = await deps.store.updateDrop(slug, detailChanges(input), deps.clock.now());
+  const now = deps.clock.now();
+  const updated = await deps.store.updateDrop(slug, detailChanges(input, now), now, ifLatest);
   if (updated === undefined) throw gone(slug);
+  if (isConflict(updated)) throw conflict(updated);
   await deps.listener.dropChanged(slug);
   return updated;
 }
@@ -201,9 +247,11 @@ export async function setPasscode(
   return updated;
 }
 
-export async function deleteDrop(deps: DropDeps, accountId: string, slug: string): Promise<void> {
+export async function deleteDrop(deps: DropDeps, accountId: string, slug: string, ifLatest?: IfLatest): Promise<void> {
   await getOwnedDrop(deps, accountId, slug);
-  if (!(await deps.store.deleteDrop(slug))) throw gone(slug);
+  const deleted = await deps.store.deleteDrop(slug, ifLatest);
+  if (isConflict(deleted)) throw conflict(deleted);
+  if (!deleted) throw gone(slug);
   await deps.listener.dropChanged(slug);
 }
 
@@ -259,6 +307,7 @@ export async function restoreVersion(
   accountId: string,
   slug: string,
   version: number,
+  ifLatest?: IfLatest,
 ): Promise<DropRecord> {
   await getOwnedDrop(deps, accountId, slug);
   const [content, record] = await Promise.all([
@@ -266,5 +315,5 @@ export async function restoreVersion(
     deps.store.getVersion(slug, version),
   ]);
   if (content === undefined || record === undefined) throw versionNotFound(slug, version);
-  return appendChecked(deps, slug, { html: content.html, context: record.context ?? undefined });
+  return appendChecked(deps, slug, { html: content.html, context: record.context ?? undefined }, ifLatest);
 }

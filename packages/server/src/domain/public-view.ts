@@ -7,7 +7,7 @@ import type { Store } from '../storage/store.js';
 import { authenticate, type TokenUseRecorder } from './accounts.js';
 import type { Capabilities } from './capability.js';
 import type { Clock } from './clock.js';
-import type { DropRecord, VersionContent, VersionInfo, VersionRecord } from './types.js';
+import { type DropRecord, isExpired, type VersionContent, type VersionInfo, type VersionRecord } from './types.js';
 
 export interface PublicViewDeps {
   readonly store: Store;
@@ -61,6 +61,8 @@ export async function opensLockedDrop(
 /** The viewer page for `/p/<slug>[?v=<n>]`: what it shows, or why it shows something else. */
 export type ViewerPage =
   | { readonly kind: 'not_found' }
+  /** The drop's expiry has passed (docs/api.md, "Expiry"): gone, whether or not the purge has deleted it yet. */
+  | { readonly kind: 'expired' }
   /** Locked, and the visitor holds no capability: the passcode gate, and not a byte of the drop. */
   | { readonly kind: 'locked' }
   /** The drop exists and opens, but `?v=` names no version of it. */
@@ -86,6 +88,7 @@ export async function findViewerPage(
 ): Promise<ViewerPage> {
   const drop = await deps.store.findDrop(slug);
   if (drop === undefined) return { kind: 'not_found' };
+  if (isExpired(drop, deps.clock.now())) return { kind: 'expired' };
   if (drop.locked && !holdsCapability(deps, slug, drop.passcodeGeneration, access)) return { kind: 'locked' };
   if (requested === null) return { kind: 'version_not_found', latestVersion: drop.latestVersion };
   const number = requested ?? drop.latestVersion;

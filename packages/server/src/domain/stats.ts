@@ -1,11 +1,13 @@
 /** Read receipts for a drop's owner (docs/api.md 4.3 and "Read receipts"). */
 import { ApiError } from '../errors.js';
 import type { Store } from '../storage/store.js';
+import type { Clock } from './clock.js';
 import { getOwnedDrop } from './drops.js';
 import type { DropViewStats } from './types.js';
 
 export interface StatsDeps {
   readonly store: Store;
+  readonly clock: Clock;
 }
 
 /**

@@ -36,7 +36,13 @@ export interface DropRecord {
   readonly metadata: Metadata;
   readonly createdAt: number;
   readonly updatedAt: number;
+  /** When the drop stops being served (docs/api.md, "Expiry"); null: never. */
+  readonly expiresAt: number | null;
 }
+
+/** Whether a drop has expired at `now`: from its expiry instant on, it is gone from every path. */
+export const isExpired = (drop: Pick<DropRecord, 'expiresAt'>, now: number): boolean =>
+  drop.expiresAt !== null && drop.expiresAt <= now;
 
 export type CommentSetting = 'off' | 'signed_in' | 'open';
 
@@ -119,6 +125,8 @@ export interface ListQuery {
   readonly metadata: Metadata;
   /** Case-insensitive substring of the title; absent or empty means no filter. ANDed with the metadata filters. */
   readonly titleContains?: string;
+  /** Leaves out the drops expired at this instant (the domain always sets it). */
+  readonly aliveAt?: number;
 }
 
 /** Stored state of a device-code request; the public poll status is derived from it (domain/device-flow.ts). */

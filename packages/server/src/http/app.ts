@@ -14,14 +14,18 @@ import Fastify, {
 import type { Config } from '../config.js';
 import { createCacheReceiver } from '../coordination/cache-receiver.js';
 import { authenticate, type Caller, type TokenUseRecorder } from '../domain/accounts.js';
+import { DEVICE_RETENTION_MS } from '../domain/device-flow.js';
+import { purgeExpiredDrops } from '../domain/expiry.js';
 import type { ViewCounter } from '../domain/viewing.js';
 import type { WriteLimiter } from '../domain/write-limit.js';
 import { createRawFastPath, type FastPath } from '../serve/fast-path.js';
 import type { RawCache } from '../serve/raw-cache.js';
 import { createServices, type ServiceOptions, type Services } from '../services.js';
+import type { IdempotencyKeyRef } from '../storage/store.js';
 import { limitConnectionsPerClient } from './connection-limit.js';
 import { installErrorHandlers } from './error-handler.js';
 import { answerClientError, answerFrameworkError, answerShuttingDown } from './framework-errors.js';
+import { installIdempotency, noteBodyDigest, usesIdempotencyKey } from './idempotency.js';
 import { parseJsonBody } from './json-body.js';
 import { accountRoutes } from './routes/account.js';
 import { authRoutes } from './routes/auth.js';
@@ -44,9 +48,15 @@ declare module 'fastify' {
     auth?: 'owner';
     /** Counts toward the per-account write limits (docs/api.md 8: POST/PUT/PATCH/DELETE under /api/drops, /api/prototypes). */
     write?: boolean;
+    /** Takes an `Idempotency-Key` (http/idempotency.ts; docs/api.md, "Idempotency keys"). */
+    idempotent?: boolean;
   }
   interface FastifyRequest {
     caller: Caller | null;
+    /** SHA-256 of the raw body, taken only when the request carries an Idempotency-Key. */
+    bodyDigest: string | null;
+    /** The idempotency key this request claimed, until its answer is kept or the key given up. */
+    idempotency: IdempotencyKeyRef | null;
     /** Gives back this request's write (docs/api.md 8: a request refused with 429 does not count). */
     releaseWrite: (() => Promise<void>) | null;
   }
@@ -65,6 +75,11 @@ export type App = FastifyInstance & {
     readonly rawCache: RawCache;
     /** Writes every coalesced counter now (token last use, view counts). */
     flush(): Promise<void>;
+    /**
+     * Deletes what has expired at the service clock's now: expired drops (docs/api.md, "Expiry"), rate counters,
+     * idempotency answers, old device requests. Safe on several instances at once. Returns the drops deleted.
+     */
+    purge(): Promise<number>;
   };
 };
 
@@ -143,8 +158,9 @@ async function installRequestHandling(app: TypedApp, services: Services): Promis
   app.setValidatorCompiler(createValidatorCompiler());
   app.removeAllContentTypeParsers();
   // JSON whatever the declared type: `curl -d` sends form-urlencoded by default and should still work.
-  app.addContentTypeParser(['application/json', '*'], { parseAs: 'buffer' }, (_request, body, done) => {
+  app.addContentTypeParser(['application/json', '*'], { parseAs: 'buffer' }, (request, body, done) => {
     try {
+      noteBodyDigest(request, body as Buffer);
       done(null, parseJsonBody(body as Buffer));
     } catch (error) {
       done(error as Error, undefined);
@@ -152,7 +168,11 @@ async function installRequestHandling(app: TypedApp, services: Services): Promis
   });
   const ownerRoutes: Array<{ method: string; url: string }> = [];
   app.decorate('ownerRoutes', ownerRoutes);
-  app.decorate('services', { tokenUses, writeLimiter, views, rawCache, flush: services.flushCounters });
+  const purge = async () => {
+    await store.purgeExpired(clock.now(), DEVICE_RETENTION_MS);
+    return purgeExpiredDrops(services.drops);
+  };
+  app.decorate('services', { tokenUses, writeLimiter, views, rawCache, flush: services.flushCounters, purge });
   app.decorateRequest('caller', null);
   app.decorateRequest('releaseWrite', null);
   app.addHook('onRoute', (route) => {
@@ -180,7 +200,16 @@ async function installRequestHandling(app: TypedApp, services: Services): Promis
     const routeConfig = request.routeOptions.config;
     if (routeConfig.auth !== 'owner') return;
     request.caller = await authenticate(store, clock, tokenUses, request.headers.authorization);
-    if (routeConfig.write === true) request.releaseWrite = await writeLimiter.consume(request.caller.account.id);
+    // A request with an idempotency key counts its write after the claim: a replay is not a write.
+    if (routeConfig.write === true && !usesIdempotencyKey(request)) {
+      request.releaseWrite = await writeLimiter.consume(request.caller.account.id);
+    }
+  });
+  installIdempotency(app, {
+    store,
+    clock,
+    writeLimiter,
+    leaseMs: Math.max(60_000, 2 * (config.requestTimeoutMs + config.headersTimeoutMs)),
   });
   installErrorHandlers(app, config.limits);
 }

@@ -15,6 +15,7 @@ export function presentDrop(drop: DropRecord, baseUrl: string) {
     metadata: drop.metadata,
     created_at: drop.createdAt,
     updated_at: drop.updatedAt,
+    expires_at: drop.expiresAt,
   };
 }
 

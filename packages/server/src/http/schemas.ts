@@ -66,6 +66,9 @@ function componentSchemas() {
       metadata: Type.Record(Type.String(), Type.String()),
       created_at: Millis('Creation time'),
       updated_at: Millis('Last change'),
+      expires_at: Type.Union([Millis('When the drop stops being served and is deleted'), Type.Null()], {
+        description: 'Unix ms; null: never expires',
+      }),
     },
     { $id: 'Drop', additionalProperties: false },
   );
@@ -94,6 +97,23 @@ function paramSchemas() {
   return { SlugParams, VersionParams, TokenParams };
 }
 
+/** docs/api.md, "Expiry": 60 s to 365 days from now (checked by the domain), or null for never. */
+const ExpiresAt = Type.Union([Type.Integer(), Type.Null()], {
+  description: 'Unix ms between now + 60 s and now + 365 days; null: never expires',
+});
+
+/** The headers of the history extensions (docs/api.md, "History and safe writers"), described for OpenAPI. */
+export const IfMatchHeaders = Type.Object({
+  'if-match': Type.Optional(
+    Type.String({ description: 'The drop\'s ETag ("<latest_version>") or *: otherwise 412 version_conflict' }),
+  ),
+});
+export const IdempotencyHeaders = Type.Object({
+  'idempotency-key': Type.Optional(
+    Type.String({ description: '1-255 visible ASCII: a repeat with the same body replays the first success' }),
+  ),
+});
+
 /** The bodies of /api/drops writes. */
 function dropBodySchemas({ Metadata, title, description, html, context, passcode }: Fields) {
   return {
@@ -105,6 +125,7 @@ function dropBodySchemas({ Metadata, title, description, html, context, passcode
       context: Type.Optional(context),
       metadata: Type.Optional(Metadata),
       comments: Type.Optional(CommentSetting),
+      expires_at: Type.Optional(ExpiresAt),
     }),
     PutDropBody: Type.Object({
       html,
@@ -124,6 +145,7 @@ function dropBodySchemas({ Metadata, title, description, html, context, passcode
       description: Type.Optional(description),
       metadata: Type.Optional(Metadata),
       comments: Type.Optional(CommentSetting),
+      expires_at: Type.Optional(ExpiresAt),
     }),
     PasscodeBody: Type.Object({ passcode }),
   };

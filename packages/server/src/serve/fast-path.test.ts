@@ -16,7 +16,8 @@ let port: number;
 
 async function cacheDrop(slug: string, html: string, options: { locked?: boolean; version?: number } = {}) {
   const drop = { slug, accountId: 'u_test', latestVersion: 1, locked: options.locked ?? false, passcodeGeneration: 0 };
-  const entry = await buildRawEntry(drop, { version: 1, html });
+  const served = { ...drop, expiresAt: null };
+  const entry = await buildRawEntry(served, { version: 1, html });
   cache.set(entry, options.version, cache.generation(slug));
 }
 

@@ -17,7 +17,12 @@ const joinRepeated = (before: string | undefined, value: string) =>
  * Writes the complete answer (200, 304 or a HEAD's headers) from answers the caller may serve: an open drop's, or
  * a locked one's after its capability or owner check, which must be its `private` answers.
  */
-export function writeRawAnswer(request: IncomingMessage, response: ServerResponse, answers: RawAnswers): void {
+export function writeRawAnswer(
+  request: IncomingMessage,
+  response: ServerResponse,
+  answers: RawAnswers,
+  cacheControl?: string,
+): void {
   if (answers.locked && answers.policy !== 'private') throw new Error('a locked drop is only ever answered privately');
   // The two request headers the answer depends on, read from the raw list: on the fast path nothing else needs
   // `request.headers`, which would build an object of every header. Repeated lines are joined with ", " as
@@ -35,12 +40,18 @@ export function writeRawAnswer(request: IncomingMessage, response: ServerRespons
   }
   const chosen = pickVariant(answers, acceptEncoding);
   if (ifNoneMatch !== undefined && matchesEtag(answers, ifNoneMatch)) {
-    response.writeHead(304, chosen.notModifiedHeaders as string[]);
+    response.writeHead(304, withCacheControl(chosen.notModifiedHeaders, cacheControl));
     response.end();
     return;
   }
-  response.writeHead(200, chosen.headers as string[]);
+  response.writeHead(200, withCacheControl(chosen.headers, cacheControl));
   response.end(request.method === 'HEAD' ? undefined : chosen.body);
+}
+
+/** The prepared header list, or a copy with another Cache-Control (an expiring drop's, computed per request). */
+function withCacheControl(headers: readonly string[], cacheControl: string | undefined): string[] {
+  if (cacheControl === undefined) return headers as string[];
+  return headers.map((value, i) => (i % 2 === 1 && headers[i - 1] === 'cache-control' ? cacheControl : value));
 }
 
 /** Returns true when it answered the request. */
@@ -52,7 +63,8 @@ export function createRawFastPath(cache: RawCache): FastPath {
     if (method !== 'GET' && method !== 'HEAD') return false;
     // The URL as it arrived is the cache key: only the canonical `/p/<slug>/raw` and `/p/<slug>/raw?v=<n>` hit.
     const answers = cache.answersFor(request.url as string);
-    if (answers === undefined || answers.locked) return false;
+    // Locked and expiring drops go to the route, which checks the capability or the time.
+    if (answers === undefined || answers.locked || answers.expiresAt !== null) return false;
     writeRawAnswer(request, response, answers);
     return true;
   };

@@ -7,6 +7,7 @@ function entry(slug: string, version: number, size = 10): RawEntry {
   const under = (policy: CachePolicy): RawAnswers => ({
     policy,
     locked: false,
+    expiresAt: null,
     identity,
     gzip: undefined,
     brotli: undefined,
@@ -18,6 +19,7 @@ function entry(slug: string, version: number, size = 10): RawEntry {
     latestVersion: version,
     locked: false,
     passcodeGeneration: 0,
+    expiresAt: null,
     answers: { latest: under('latest'), pinned: under('pinned'), private: under('private') },
     bytes: size,
   };

@@ -25,6 +25,11 @@ export interface RawAnswer {
 export interface RawAnswers {
   readonly policy: CachePolicy;
   readonly locked: boolean;
+  /**
+   * The drop's expiry (Unix ms), or null. An expiring drop's answers are never sent by the fast path: the route
+   * checks the time and caps the cache lifetime at the time left (docs/api.md, "Expiry").
+   */
+  readonly expiresAt: number | null;
   readonly identity: RawAnswer;
   readonly gzip: RawAnswer | undefined;
   readonly brotli: RawAnswer | undefined;
@@ -39,6 +44,7 @@ export interface RawEntry {
   readonly latestVersion: number;
   readonly locked: boolean;
   readonly passcodeGeneration: number;
+  readonly expiresAt: number | null;
   /** The answers under each cache policy (the bodies are shared). */
   readonly answers: Readonly<Record<CachePolicy, RawAnswers>>;
   /** Memory held by the bodies of every encoding. */
@@ -89,8 +95,8 @@ interface Slot extends RawAnswers {
 }
 
 function slotOf(entry: RawEntry, policy: CachePolicy, storedAt: number): Slot {
-  const { locked, identity, gzip, brotli } = entry.answers[policy];
-  return { policy, locked, identity, gzip, brotli, entry, used: false, storedAt };
+  const { locked, expiresAt, identity, gzip, brotli } = entry.answers[policy];
+  return { policy, locked, expiresAt, identity, gzip, brotli, entry, used: false, storedAt };
 }
 
 /** The shared-cache policy of an open drop's answer: the latest version, or a pinned `?v=<n>`. */

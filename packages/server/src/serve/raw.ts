@@ -11,7 +11,10 @@ import { injectDefensiveHead } from './inject.js';
 import type { CachePolicy, RawAnswer, RawAnswers, RawEntry } from './raw-cache.js';
 
 /** What an entry needs of its drop. */
-type ServedDrop = Pick<DropRecord, 'slug' | 'accountId' | 'latestVersion' | 'locked' | 'passcodeGeneration'>;
+type ServedDrop = Pick<
+  DropRecord,
+  'slug' | 'accountId' | 'latestVersion' | 'locked' | 'passcodeGeneration' | 'expiresAt'
+>;
 
 /** docs/api.md 4.6: the sandbox never includes allow-same-origin. */
 export const SANDBOX_CSP = 'sandbox allow-scripts allow-forms allow-popups allow-modals allow-downloads';
@@ -26,6 +29,18 @@ const CACHE_CONTROL: Readonly<Record<CachePolicy, string>> = {
   pinned: CACHE_PINNED,
   private: CACHE_PRIVATE,
 };
+
+/**
+ * The Cache-Control of an expiring drop's answer at `now`: no cache may keep it past the expiry (docs/api.md,
+ * "Expiry"), so the usual lifetime is capped at the whole seconds left. Private answers are not kept anyway.
+ */
+export function cappedCacheControl(policy: CachePolicy, expiresAt: number, now: number): string {
+  if (policy === 'private') return CACHE_PRIVATE;
+  const left = Math.max(0, Math.floor((expiresAt - now) / 1000));
+  return policy === 'latest'
+    ? `public, max-age=${Math.min(60, left)}, s-maxage=${Math.min(60, left)}`
+    : `public, max-age=${Math.min(31_536_000, left)}, immutable`;
+}
 
 const gzipAsync = promisify(gzip);
 const brotliAsync = promisify(brotliCompress);
@@ -83,6 +98,7 @@ function answersUnder(drop: ServedDrop, { identity, gzip, brotli }: Encodings, p
   return {
     policy,
     locked: drop.locked,
+    expiresAt: drop.expiresAt,
     identity: answer(identity, policy),
     gzip: optional(gzip),
     brotli: optional(brotli),
@@ -122,6 +138,7 @@ export async function buildRawEntry(
     latestVersion: drop.latestVersion,
     locked: drop.locked,
     passcodeGeneration: drop.passcodeGeneration,
+    expiresAt: drop.expiresAt,
     answers: {
       latest: answersUnder(drop, encodings, 'latest'),
       pinned: answersUnder(drop, encodings, 'pinned'),

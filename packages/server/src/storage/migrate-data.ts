@@ -25,6 +25,7 @@ const TABLES = [
   { name: 'comments', key: ['id'] },
   { name: 'device_requests', key: ['id'] },
   { name: 'rate_windows', key: ['key'] },
+  { name: 'idempotency_keys', key: ['account_id', 'key'] },
 ] as const satisfies ReadonlyArray<{ name: keyof Database; key: readonly string[] }>;
 
 type TableName = (typeof TABLES)[number]['name'];

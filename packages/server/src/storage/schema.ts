@@ -38,6 +38,8 @@ export interface DropsTable {
   metadata: string;
   created_at: number;
   updated_at: number;
+  /** When the drop stops being served and may be deleted (Unix ms); null: never (migration 0007). */
+  expires_at: number | null;
 }
 
 export interface VersionsTable {
@@ -121,7 +123,21 @@ export interface VersionViewersTable {
   viewer: string;
 }
 
+/** The kept answer of an idempotent request (migration 0007; docs/api.md, "Idempotency keys"). */
+export interface IdempotencyKeysTable {
+  account_id: string;
+  key: string;
+  fingerprint: string;
+  /** Null while the first request runs. */
+  status: number | null;
+  body: string | null;
+  etag: string | null;
+  locked_until: number;
+  expires_at: number;
+}
+
 export interface Database {
+  idempotency_keys: IdempotencyKeysTable;
   drop_views: DropViewsTable;
   drop_viewers: DropViewersTable;
   version_views: VersionViewsTable;

@@ -40,6 +40,8 @@ export interface NewDrop {
   readonly comments?: CommentSetting | undefined;
   /** Encoded scrypt hash, or null for an open drop. */
   readonly passcodeHash: string | null;
+  /** Unix ms; null or absent: never expires. */
+  readonly expiresAt?: number | null | undefined;
   readonly now: number;
 }
 
@@ -56,6 +58,39 @@ export interface DropChanges {
   readonly description?: string | null | undefined;
   readonly metadata?: Metadata | undefined;
   readonly comments?: CommentSetting | undefined;
+  /** Unix ms, or null to clear. */
+  readonly expiresAt?: number | null | undefined;
+}
+
+/**
+ * An `If-Match` precondition that did not hold (docs/api.md, "Optimistic concurrency"): the drop's latest version
+ * is `latestVersion`, not the one the writer expected. Nothing was changed.
+ */
+export interface VersionConflict {
+  readonly kind: 'version_conflict';
+  readonly latestVersion: number;
+}
+
+/** The answer kept for an idempotency key (docs/api.md, "Idempotency keys"). */
+export interface KeptAnswer {
+  readonly status: number;
+  readonly body: string;
+  readonly etag: string | null;
+}
+
+/** What claiming an idempotency key found. */
+export type IdempotencyClaim =
+  /** The key is this request's: run it, then complete or release the key. */
+  | { readonly kind: 'claimed' }
+  | { readonly kind: 'replay'; readonly answer: KeptAnswer }
+  /** The key was used for another request (another method, path or body). */
+  | { readonly kind: 'reused' }
+  /** The first request with this key is still running. */
+  | { readonly kind: 'in_progress' };
+
+export interface IdempotencyKeyRef {
+  readonly accountId: string;
+  readonly key: string;
 }
 
 export interface NewComment {
@@ -122,21 +157,34 @@ export interface Store {
    */
   createDrop(drop: NewDrop, maxDrops: number): Promise<DropRecord | undefined>;
   findDrop(slug: string): Promise<DropRecord | undefined>;
-  /** One page of the account's drops, plus the total matching the filters. Never reads HTML. */
+  /**
+   * One page of the account's drops, plus the total matching the filters (and alive at `query.aliveAt` when set).
+   * Never reads HTML.
+   */
   listDrops(accountId: string, query: ListQuery): Promise<{ items: DropRecord[]; total: number }>;
   /**
    * Appends a version numbered one above the highest number ever issued for the drop, atomically with the
-   * version cap (`maxVersions` existing versions) and with `changes`. Returns 'not_found' when the drop is gone,
-   * 'version_limit' at the cap.
+   * version cap (`maxVersions` existing versions), with `changes` and with the precondition `ifLatest` (the drop's
+   * latest version must be that number; the check and the insert are one transaction on the drop's row). Returns
+   * 'not_found' when the drop is gone, 'version_limit' at the cap, a VersionConflict when the precondition fails.
    */
   appendVersion(
     slug: string,
     version: NewVersion,
     changes: DropChanges,
     maxVersions: number,
-  ): Promise<DropRecord | 'not_found' | 'version_limit'>;
-  /** Changes title, description and/or metadata; bumps updated_at. Undefined when the drop is gone. */
-  updateDrop(slug: string, changes: DropChanges, now: number): Promise<DropRecord | undefined>;
+    ifLatest?: number,
+  ): Promise<DropRecord | 'not_found' | 'version_limit' | VersionConflict>;
+  /**
+   * Changes title, description, metadata, comments setting and/or expiry; bumps updated_at. Undefined when the
+   * drop is gone; a VersionConflict when `ifLatest` is given and is not the latest version (one conditional update).
+   */
+  updateDrop(
+    slug: string,
+    changes: DropChanges,
+    now: number,
+    ifLatest?: number,
+  ): Promise<DropRecord | undefined | VersionConflict>;
   /** Sets (hash) or removes (null) the passcode, bumps the passcode generation and updated_at. */
   setPasscode(slug: string, passcodeHash: string | null, now: number): Promise<DropRecord | undefined>;
   /**
@@ -144,8 +192,13 @@ export interface Store {
    * undefined when the drop is gone.
    */
   findPasscode(slug: string): Promise<{ hash: string | null; generation: number } | undefined>;
-  /** Deletes a drop, its versions and frees a slot in the account's quota. False when it did not exist. */
-  deleteDrop(slug: string): Promise<boolean>;
+  /**
+   * Deletes a drop, its versions and frees a slot in the account's quota, in one transaction. False when it did not
+   * exist; a VersionConflict when `ifLatest` is given and is not the latest version.
+   */
+  deleteDrop(slug: string, ifLatest?: number): Promise<boolean | VersionConflict>;
+  /** Slugs of drops whose expiry is at or before `now`, at most `limit` (for the purge). */
+  listExpiredDrops(now: number, limit: number): Promise<string[]>;
 
   /** Versions of a drop, newest first. Never reads HTML. */
   listVersions(slug: string): Promise<VersionInfo[]>;
@@ -204,8 +257,23 @@ export interface Store {
    */
   getDropStats(slug: string): Promise<DropViewStats | undefined>;
   /**
-   * Removes expired rate-window counters, and device requests whose lifetime ended more than
-   * `deviceRetentionMs` ago.
+   * Claims an idempotency key for a request with this fingerprint, atomically across instances: the first caller
+   * gets 'claimed' (the row is inserted, running, leased until `leaseUntil`); later callers get the kept answer, or
+   * 'reused' (another fingerprint), or 'in_progress'. A key whose kept answer expired, or whose running claim's lease
+   * ran out (its instance stopped), is claimed afresh (a lapsed lease only by the same fingerprint).
+   */
+  claimIdempotencyKey(
+    ref: IdempotencyKeyRef,
+    fingerprint: string,
+    times: { readonly now: number; readonly leaseUntil: number; readonly expiresAt: number },
+  ): Promise<IdempotencyClaim>;
+  /** Keeps the answer of a claimed key (only while it is still running). */
+  completeIdempotencyKey(ref: IdempotencyKeyRef, answer: KeptAnswer): Promise<void>;
+  /** Gives up a claimed key that has no answer to keep, so that a retry runs again. */
+  releaseIdempotencyKey(ref: IdempotencyKeyRef): Promise<void>;
+  /**
+   * Removes expired rate-window counters, expired idempotency answers, and device requests whose lifetime ended
+   * more than `deviceRetentionMs` ago.
    */
   purgeExpired(now: number, deviceRetentionMs: number): Promise<void>;
 

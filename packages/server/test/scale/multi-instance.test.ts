@@ -102,6 +102,44 @@ for (const mode of ['with Redis', 'without Redis (PostgreSQL counters and LISTEN
       }
     });
 
+    it('let exactly one of 12 writers with the same If-Match win, spread over the three', async () => {
+      const t = await token('ifmatch');
+      const created = (await (await api(t, 'POST', '/api/drops', { title: 't', html: page() })).json()) as {
+        slug: string;
+      };
+      const statuses = await Promise.all(
+        Array.from({ length: 12 }, (_, i) =>
+          fetch(url(`/api/drops/${created.slug}`), {
+            method: 'PUT',
+            headers: { authorization: `Bearer ${t}`, 'content-type': 'application/json', 'if-match': '"1"' },
+            body: JSON.stringify({ html: page(`writer ${i}`) }),
+          }).then((r) => r.status),
+        ),
+      );
+      expect(statuses.filter((s) => s === 200)).toHaveLength(1);
+      expect(statuses.filter((s) => s === 412)).toHaveLength(11);
+      const versions = (await (await api(t, 'GET', `/api/drops/${created.slug}/versions`)).json()) as unknown[];
+      expect(versions).toHaveLength(2);
+    });
+
+    it('create one drop from 20 concurrent retries of one idempotent create, spread over the three', async () => {
+      const t = await token('idempotent');
+      const body = JSON.stringify({ title: 'once', html: page('once') });
+      const replies = await Promise.all(
+        Array.from({ length: 20 }, () =>
+          fetch(url('/api/drops'), {
+            method: 'POST',
+            headers: { authorization: `Bearer ${t}`, 'content-type': 'application/json', 'idempotency-key': 'run-1' },
+            body,
+          }).then(async (r) => ({ status: r.status, body: (await r.json()) as { slug?: string } })),
+        ),
+      );
+      for (const reply of replies) expect([201, 409]).toContain(reply.status);
+      expect(new Set(replies.filter((r) => r.status === 201).map((r) => r.body.slug)).size).toBe(1);
+      const me = (await (await api(t, 'GET', '/api/me')).json()) as { drop_count: number };
+      expect(me.drop_count).toBe(1);
+    });
+
     it('reveal the token to exactly one of 20 concurrent polls after approval', async () => {
       const start = (await (await fetch(url('/api/auth/start'), { method: 'POST' })).json()) as {
         verification_url: string;

@@ -45,6 +45,12 @@ export const NOT_FOUND_PAGE = simplePage(
   `<p>This drop does not exist, or it was deleted. Check the link you were given.</p>${HOME_LINK}`,
 );
 
+/** A drop whose expiry has passed (docs/api.md, "Expiry"): 410, the link was meant to stop working. */
+export const EXPIRED_PAGE = simplePage(
+  'This drop has expired',
+  `<p>Its owner set this link to stop working at a set time, and that time has passed. Ask them for a new link if you still need it.</p>${HOME_LINK}`,
+);
+
 /** A browser path outside /p/ and /api/ that matches nothing (docs/api.md, "Browser paths"). */
 export const PAGE_NOT_FOUND_PAGE = simplePage('Page not found', `<p>There is no page at this address.</p>${HOME_LINK}`);
 

@@ -10,9 +10,10 @@ import type { ListQuery, Metadata } from '../../domain/types.js';
 import { ApiError } from '../../errors.js';
 import type { TypedApp } from '../app.js';
 import { callerOf } from '../caller.js';
+import { ifLatestOf, withEtag } from '../preconditions.js';
 import { presentDrop, presentVersion, presentVersionItem } from '../present.js';
 import type { Schemas } from '../schemas.js';
-import { METADATA_KEY_PATTERN } from '../schemas.js';
+import { IdempotencyHeaders, IfMatchHeaders, METADATA_KEY_PATTERN } from '../schemas.js';
 import { refuseField, wrongField } from '../validation.js';
 import { registerPasscodeRoute } from './passcode-route.js';
 
@@ -82,7 +83,9 @@ export async function dropRoutes(app: TypedApp, deps: DropRouteDeps): Promise<vo
   };
   registerDropCollection(app, kit);
   registerDropItem(app, kit);
+  registerDropPut(app, kit);
   registerVersionRoutes(app, kit);
+  registerRestoreRoute(app, kit);
   registerPasscodeRoute(app, deps, {
     url: '/api/drops/:slug/passcode',
     field: 'passcode',
@@ -98,19 +101,20 @@ function registerDropCollection(app: TypedApp, kit: DropRouteKit): void {
   app.post(
     '/api/drops',
     {
-      config: WRITE,
+      config: { ...WRITE, idempotent: true },
       bodyLimit: documentBody,
       preValidation: refuseField('password', wrongField('password', 'use passcode')),
       schema: {
         summary: 'Create a drop (version 1)',
         tags: ['drops'],
+        headers: IdempotencyHeaders,
         body: s.CreateDropBody,
         response: dropResponse(201),
       },
     },
     async (request, reply) => {
       const drop = await drops.createDrop(deps.drops, callerOf(request).account.id, request.body);
-      return reply.code(201).send(present(drop));
+      return reply.code(201).send(present(withEtag(reply, drop)));
     },
   );
 
@@ -154,43 +158,18 @@ function registerDropCollection(app: TypedApp, kit: DropRouteKit): void {
   );
 }
 
-/** `GET`, `PUT`, `PATCH` and `DELETE /api/drops/<slug>` (spec 4.3). */
+/** `GET`, `PATCH` and `DELETE /api/drops/<slug>` (spec 4.3), with ETag and If-Match (docs/api.md, "History"). */
 function registerDropItem(app: TypedApp, kit: DropRouteKit): void {
-  const { deps, s, errors, dropResponse, present, documentBody } = kit;
+  const { deps, s, errors, dropResponse, present } = kit;
   app.get(
     '/api/drops/:slug',
     {
       config: OWNER,
       schema: { summary: 'Get one drop', tags: ['drops'], params: s.SlugParams, response: dropResponse(200) },
     },
-    async (request) => present(await drops.getOwnedDrop(deps.drops, callerOf(request).account.id, request.params.slug)),
-  );
-
-  app.put(
-    '/api/drops/:slug',
-    {
-      config: WRITE,
-      bodyLimit: documentBody,
-      preValidation: refuseField('passcode', wrongField('passcode', 'set it with POST /api/drops/<slug>/passcode')),
-      schema: {
-        summary: 'Upload new HTML: always creates a new version',
-        tags: ['drops'],
-        params: s.SlugParams,
-        body: s.PutDropBody,
-        response: dropResponse(200),
-      },
-    },
-    async (request) => {
-      const accountId = callerOf(request).account.id;
-      const { slug } = request.params;
-      const { resolves, ...input } = request.body;
-      if (resolves !== undefined) {
-        await drops.getOwnedDrop(deps.drops, accountId, slug);
-        await comments.checkResolvable(deps.comments, slug, resolves);
-      }
-      const drop = await drops.addVersion(deps.drops, accountId, slug, input);
-      if (resolves !== undefined) await comments.resolveInVersion(deps.comments, slug, resolves, drop.latestVersion);
-      return present(drop);
+    async (request, reply) => {
+      const drop = await drops.getOwnedDrop(deps.drops, callerOf(request).account.id, request.params.slug);
+      return present(withEtag(reply, drop));
     },
   );
 
@@ -204,15 +183,25 @@ function registerDropItem(app: TypedApp, kit: DropRouteKit): void {
         refuseField('passcode', wrongField('passcode', 'set it with POST /api/drops/<slug>/passcode')),
       ],
       schema: {
-        summary: 'Change title, description or metadata (no new version)',
+        summary: 'Change title, description, metadata, comments or expiry (no new version)',
         tags: ['drops'],
         params: s.SlugParams,
+        headers: IfMatchHeaders,
         body: s.PatchDropBody,
         response: dropResponse(200),
       },
     },
-    async (request) =>
-      present(await drops.updateDetails(deps.drops, callerOf(request).account.id, request.params.slug, request.body)),
+    async (request, reply) => {
+      const accountId = callerOf(request).account.id;
+      const drop = await drops.updateDetails(
+        deps.drops,
+        accountId,
+        request.params.slug,
+        request.body,
+        ifLatestOf(request),
+      );
+      return present(withEtag(reply, drop));
+    },
   );
 
   app.delete(
@@ -223,12 +212,51 @@ function registerDropItem(app: TypedApp, kit: DropRouteKit): void {
         summary: 'Delete a drop and all its versions',
         tags: ['drops'],
         params: s.SlugParams,
+        headers: IfMatchHeaders,
         response: { 204: Type.Null(), ...errors },
       },
     },
     async (request, reply) => {
-      await drops.deleteDrop(deps.drops, callerOf(request).account.id, request.params.slug);
+      const accountId = callerOf(request).account.id;
+      await drops.deleteDrop(deps.drops, accountId, request.params.slug, ifLatestOf(request));
       return reply.code(204).send(null);
+    },
+  );
+}
+
+/** `PUT /api/drops/<slug>`: a new version (spec 4.3), with If-Match and Idempotency-Key (docs/api.md, "History"). */
+function registerDropPut(app: TypedApp, kit: DropRouteKit): void {
+  const { deps, s, dropResponse, present, documentBody } = kit;
+  app.put(
+    '/api/drops/:slug',
+    {
+      config: { ...WRITE, idempotent: true },
+      bodyLimit: documentBody,
+      preValidation: [
+        refuseField('passcode', wrongField('passcode', 'set it with POST /api/drops/<slug>/passcode')),
+        refuseField('expires_at', wrongField('expires_at', 'set it with PATCH /api/drops/<slug>')),
+      ],
+      schema: {
+        summary: 'Upload new HTML: always creates a new version',
+        tags: ['drops'],
+        params: s.SlugParams,
+        headers: Type.Composite([IfMatchHeaders, IdempotencyHeaders]),
+        body: s.PutDropBody,
+        response: dropResponse(200),
+      },
+    },
+    async (request, reply) => {
+      const accountId = callerOf(request).account.id;
+      const { slug } = request.params;
+      const { resolves, ...input } = request.body;
+      const ifLatest = ifLatestOf(request);
+      if (resolves !== undefined) {
+        await drops.getOwnedDrop(deps.drops, accountId, slug);
+        await comments.checkResolvable(deps.comments, slug, resolves);
+      }
+      const drop = await drops.addVersion(deps.drops, accountId, slug, input, ifLatest);
+      if (resolves !== undefined) await comments.resolveInVersion(deps.comments, slug, resolves, drop.latestVersion);
+      return present(withEtag(reply, drop));
     },
   );
 }
@@ -288,11 +316,37 @@ function registerVersionRoutes(app: TypedApp, kit: DropRouteKit): void {
         response: dropResponse(200),
       },
     },
-    async (request) => {
+    async (request, reply) => {
       const { slug, n } = request.params;
       const accountId = callerOf(request).account.id;
       await drops.getOwnedDrop(deps.drops, accountId, slug);
-      return present(await drops.deleteVersion(deps.drops, accountId, slug, versionNumber(n)));
+      return present(withEtag(reply, await drops.deleteVersion(deps.drops, accountId, slug, versionNumber(n))));
+    },
+  );
+}
+
+/** `POST /api/drops/<slug>/v/<n>/restore`: version n's html and context as a new version (docs/api.md, "History"). */
+function registerRestoreRoute(app: TypedApp, kit: DropRouteKit): void {
+  const { deps, s, dropResponse, present } = kit;
+  app.post(
+    '/api/drops/:slug/v/:n/restore',
+    {
+      config: WRITE,
+      schema: {
+        summary: "Restore a version: a new version with that version's html and context",
+        tags: ['versions'],
+        params: s.VersionParams,
+        headers: IfMatchHeaders,
+        response: dropResponse(200),
+      },
+    },
+    async (request, reply) => {
+      const { slug, n } = request.params;
+      const accountId = callerOf(request).account.id;
+      const ifLatest = ifLatestOf(request);
+      await drops.getOwnedDrop(deps.drops, accountId, slug);
+      const drop = await drops.restoreVersion(deps.drops, accountId, slug, versionNumber(n), ifLatest);
+      return present(withEtag(reply, drop));
     },
   );
 }

@@ -7,6 +7,7 @@ import type { TSchema } from '@sinclair/typebox';
 import * as drops from '../../domain/drops.js';
 import type { TypedApp } from '../app.js';
 import { callerOf } from '../caller.js';
+import { withEtag } from '../preconditions.js';
 import { presentDrop } from '../present.js';
 import type { DropRouteDeps } from './drops.js';
 
@@ -32,12 +33,12 @@ export function registerPasscodeRoute(app: TypedApp, deps: DropRouteDeps, option
         response: { 200: { $ref: 'Drop#' }, '4XX': { $ref: 'Error#' } },
       },
     },
-    async (request) => {
+    async (request, reply) => {
       const { slug } = request.params as { slug: string };
       // The schema made the field a string.
       const passcode = (request.body as Record<string, string>)[options.field] ?? '';
       const drop = await drops.setPasscode(deps.drops, callerOf(request).account.id, slug, passcode);
-      return presentDrop(drop, deps.config.baseUrl);
+      return presentDrop(withEtag(reply, drop), deps.config.baseUrl);
     },
   );
 }

@@ -11,13 +11,13 @@ import { isValidSlug, parseVersionNumber } from '../../domain/ids.js';
 import { findViewerPage, opensLockedDrop, type PublicViewDeps, type VisitorAccess } from '../../domain/public-view.js';
 import { countRender, type RenderCountDeps, type UnlockDeps, unlockDrop } from '../../domain/viewing.js';
 import { writeRawAnswer } from '../../serve/fast-path.js';
-import { CACHE_PRIVATE } from '../../serve/raw.js';
+import { CACHE_PRIVATE, cappedCacheControl } from '../../serve/raw.js';
 import { openPolicyOf } from '../../serve/raw-cache.js';
 import type { RawLoader } from '../../serve/raw-loader.js';
 import type { TypedApp } from '../app.js';
 import { acceptFormPosts, formField, isForeignFormPost } from '../forms.js';
 import { type PageOptions, refusePage, showPage } from '../page-reply.js';
-import { NOT_FOUND_PAGE, passcodeRequiredPage, versionNotFoundPage } from '../pages/layout.js';
+import { EXPIRED_PAGE, NOT_FOUND_PAGE, passcodeRequiredPage, versionNotFoundPage } from '../pages/layout.js';
 import { renderGate, renderViewer } from '../pages/viewer.js';
 import { cookieValue, serializeCookie } from '../signed-cookie.js';
 import { registerViewerCommentPost, type ViewerCommentDeps, viewerComments } from './public-comments.js';
@@ -124,15 +124,19 @@ function registerRawRoute(app: TypedApp, routes: PublicRoutes): void {
       const { slug, version } = target;
       const entry = await routes.loadRaw(slug, version);
       if (entry === undefined) return refusePage(reply, 'not_found', NOT_FOUND_PAGE);
+      const now = routes.view.clock.now();
+      // docs/api.md, "Expiry": gone from the instant itself, whatever a cache or the purge has done yet.
+      if (entry.expiresAt !== null && entry.expiresAt <= now) return refusePage(reply, 'expired', EXPIRED_PAGE);
       if (entry.locked && !(await opensLockedDrop(routes.view, entry, accessOf(request)))) {
         const viewer = `/p/${slug}${version === undefined ? '' : `?v=${version}`}`;
         return refusePage(reply, 'locked', passcodeRequiredPage(viewer), PRIVATE);
       }
       const policy = entry.locked ? 'private' : openPolicyOf(version);
+      const cacheControl = entry.expiresAt === null ? undefined : cappedCacheControl(policy, entry.expiresAt, now);
       // The fast path's writer, so every raw document goes out through one code path (serve/fast-path.ts).
       reply.hijack();
       try {
-        writeRawAnswer(request.raw, reply.raw, entry.answers[policy]);
+        writeRawAnswer(request.raw, reply.raw, entry.answers[policy], cacheControl);
       } catch (error) {
         // Past the hijack Fastify's error handler no longer answers: log, and do not leave the client waiting.
         request.log.error({ err: error, reqId: request.id }, 'raw answer failed');
@@ -158,6 +162,7 @@ function registerViewerRoute(app: TypedApp, routes: PublicRoutes): void {
       const requested = requestedVersion(askedFor);
       const page = await findViewerPage(routes.view, slug, requested, accessOf(request));
       if (page.kind === 'not_found') return refusePage(reply, 'not_found', NOT_FOUND_PAGE);
+      if (page.kind === 'expired') return refusePage(reply, 'expired', EXPIRED_PAGE);
       const nonce = routes.pageNonce(reply);
       if (page.kind === 'locked') {
         // No byte of the drop, not even its title or whether a version exists, before the passcode.

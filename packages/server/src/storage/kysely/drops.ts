@@ -6,7 +6,7 @@ import type { Kysely, Transaction } from 'kysely';
 import type { DropRecord, ListQuery, VersionInfo } from '../../domain/types.js';
 import type { Dialect } from '../dialect.js';
 import type { Database } from '../schema.js';
-import type { DropChanges, NewDrop, NewVersion, Store } from '../store.js';
+import type { DropChanges, NewDrop, NewVersion, Store, VersionConflict } from '../store.js';
 import { changeSet, DROP_COLUMNS, inTransaction, Rollback, toDrop } from './shared.js';
 
 export type DropStore = Pick<
@@ -19,6 +19,7 @@ export type DropStore = Pick<
   | 'setPasscode'
   | 'findPasscode'
   | 'deleteDrop'
+  | 'listExpiredDrops'
   | 'listVersions'
   | 'getVersion'
   | 'getVersionContent'
@@ -27,6 +28,22 @@ export type DropStore = Pick<
 
 const selectDrop = (executor: Kysely<Database>, slug: string) =>
   executor.selectFrom('drops').select(DROP_COLUMNS).where('slug', '=', slug).executeTakeFirst();
+
+/**
+ * Why a conditional write on the drop's row changed nothing: the drop is gone, or the `If-Match` precondition
+ * failed (a VersionConflict naming the latest version), or neither (undefined: the caller's own condition failed).
+ */
+async function missedWrite(
+  executor: Kysely<Database>,
+  slug: string,
+  ifLatest: number | undefined,
+): Promise<'not_found' | VersionConflict | undefined> {
+  const row = await executor.selectFrom('drops').select('latest_version').where('slug', '=', slug).executeTakeFirst();
+  if (row === undefined) return 'not_found';
+  const latestVersion = Number(row.latest_version);
+  if (ifLatest !== undefined && latestVersion !== ifLatest) return { kind: 'version_conflict', latestVersion };
+  return undefined;
+}
 
 /** The one insert of a version row: version 1 from createDrop, the number just issued from appendVersion. */
 const insertVersion = (trx: Transaction<Database>, slug: string, version: number, content: NewVersion) =>
@@ -53,6 +70,7 @@ export function dropStore(dialect: Dialect): DropStore {
     setPasscode: setPasscode(db),
     findPasscode: findPasscode(db),
     deleteDrop: deleteDrop(db),
+    listExpiredDrops: listExpiredDrops(db),
     listVersions: listVersions(db),
     getVersion: getVersion(db),
     getVersionContent: getVersionContent(db),
@@ -85,6 +103,7 @@ function createDrop(db: Kysely<Database>): Store['createDrop'] {
         metadata: JSON.stringify(drop.metadata),
         created_at: drop.now,
         updated_at: drop.now,
+        expires_at: drop.expiresAt ?? null,
       };
       await trx.insertInto('drops').values(row).execute();
       await insertVersion(trx, drop.slug, 1, drop);
@@ -107,6 +126,10 @@ function listDrops(dialect: Dialect): Store['listDrops'] {
       base = base.where(dialect.jsonText('metadata', key), '=', value);
     }
     if (query.titleContains) base = base.where(dialect.containsIgnoringCase('title', query.titleContains));
+    const { aliveAt } = query;
+    if (aliveAt !== undefined) {
+      base = base.where((eb) => eb.or([eb('expires_at', 'is', null), eb('expires_at', '>', aliveAt)]));
+    }
     const counted = await base
       .select((eb) => eb.fn.countAll<number | string | bigint>().as('n'))
       .executeTakeFirstOrThrow();
@@ -123,9 +146,12 @@ function listDrops(dialect: Dialect): Store['listDrops'] {
 }
 
 function appendVersion(db: Kysely<Database>): Store['appendVersion'] {
-  return (slug: string, version: NewVersion, changes: DropChanges, maxVersions: number) =>
-    inTransaction<DropRecord | 'not_found' | 'version_limit', never>(db, async (trx) => {
-      const row = await trx
+  type Result = DropRecord | 'not_found' | 'version_limit' | VersionConflict;
+  return (slug: string, version: NewVersion, changes: DropChanges, maxVersions: number, ifLatest?: number) =>
+    inTransaction<Result, never>(db, async (trx) => {
+      // One conditional update on the drop's row: the cap and the precondition are checked under its row lock, so
+      // of two writers with the same If-Match exactly one gets a row back.
+      let update = trx
         .updateTable('drops')
         .set((eb) => ({
           ...changeSet(changes),
@@ -135,26 +161,26 @@ function appendVersion(db: Kysely<Database>): Store['appendVersion'] {
           updated_at: version.now,
         }))
         .where('slug', '=', slug)
-        .where('version_count', '<', maxVersions)
-        .returning(DROP_COLUMNS)
-        .executeTakeFirst();
-      if (row === undefined) {
-        return (await selectDrop(trx, slug)) === undefined ? 'not_found' : 'version_limit';
-      }
+        .where('version_count', '<', maxVersions);
+      if (ifLatest !== undefined) update = update.where('latest_version', '=', ifLatest);
+      const row = await update.returning(DROP_COLUMNS).executeTakeFirst();
+      if (row === undefined) return (await missedWrite(trx, slug, ifLatest)) ?? 'version_limit';
       await insertVersion(trx, slug, Number(row.latest_version), version);
       return toDrop(row);
     });
 }
 
 function updateDrop(db: Kysely<Database>): Store['updateDrop'] {
-  return async (slug, changes, now) => {
-    const row = await db
+  return async (slug, changes, now, ifLatest) => {
+    let update = db
       .updateTable('drops')
       .set({ ...changeSet(changes), updated_at: now })
-      .where('slug', '=', slug)
-      .returning(DROP_COLUMNS)
-      .executeTakeFirst();
-    return row === undefined ? undefined : toDrop(row);
+      .where('slug', '=', slug);
+    if (ifLatest !== undefined) update = update.where('latest_version', '=', ifLatest);
+    const row = await update.returning(DROP_COLUMNS).executeTakeFirst();
+    if (row !== undefined) return toDrop(row);
+    const missed = await missedWrite(db, slug, ifLatest);
+    return missed === 'not_found' ? undefined : missed;
   };
 }
 
@@ -186,10 +212,15 @@ function findPasscode(db: Kysely<Database>): Store['findPasscode'] {
 }
 
 function deleteDrop(db: Kysely<Database>): Store['deleteDrop'] {
-  return (slug) =>
-    inTransaction<boolean, never>(db, async (trx) => {
-      const row = await trx.deleteFrom('drops').where('slug', '=', slug).returning('account_id').executeTakeFirst();
-      if (row === undefined) return false;
+  return (slug, ifLatest) =>
+    inTransaction<boolean | VersionConflict, never>(db, async (trx) => {
+      let remove = trx.deleteFrom('drops').where('slug', '=', slug);
+      if (ifLatest !== undefined) remove = remove.where('latest_version', '=', ifLatest);
+      const row = await remove.returning('account_id').executeTakeFirst();
+      if (row === undefined) {
+        const missed = await missedWrite(trx, slug, ifLatest);
+        return typeof missed === 'object' ? missed : false;
+      }
       await trx.deleteFrom('versions').where('slug', '=', slug).execute();
       await trx
         .updateTable('accounts')
@@ -198,6 +229,19 @@ function deleteDrop(db: Kysely<Database>): Store['deleteDrop'] {
         .execute();
       return true;
     });
+}
+
+function listExpiredDrops(db: Kysely<Database>): Store['listExpiredDrops'] {
+  return async (now, limit) => {
+    const rows = await db
+      .selectFrom('drops')
+      .select('slug')
+      .where('expires_at', '<=', now)
+      .orderBy('expires_at')
+      .limit(limit)
+      .execute();
+    return rows.map((row) => row.slug);
+  };
 }
 
 function listVersions(db: Kysely<Database>): Store['listVersions'] {

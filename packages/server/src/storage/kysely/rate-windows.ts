@@ -52,6 +52,7 @@ function releaseRateWindow(db: Kysely<Database>): Store['releaseRateWindow'] {
 function purgeExpired(db: Kysely<Database>): Store['purgeExpired'] {
   return async (now, deviceRetentionMs) => {
     await db.deleteFrom('rate_windows').where('ends_at', '<=', now).execute();
+    await db.deleteFrom('idempotency_keys').where('expires_at', '<=', now).execute();
     await db
       .deleteFrom('device_requests')
       .where('expires_at', '<', now - deviceRetentionMs)

@@ -28,6 +28,7 @@ export const DROP_COLUMNS = [
   'metadata',
   'created_at',
   'updated_at',
+  'expires_at',
 ] as const;
 
 type DropRow = Pick<Selectable<DropsTable>, (typeof DROP_COLUMNS)[number]>;
@@ -47,6 +48,7 @@ export function toDrop(row: DropRow): DropRecord {
     metadata: JSON.parse(row.metadata) as Record<string, string>,
     createdAt: Number(row.created_at),
     updatedAt: Number(row.updated_at),
+    expiresAt: row.expires_at === null ? null : Number(row.expires_at),
   };
 }
 
@@ -88,8 +90,9 @@ export function toToken(
 /** Column updates for DropChanges. */
 export function changeSet(
   changes: DropChanges,
-): Partial<Pick<DropsTable, 'title' | 'description' | 'metadata'> & { comments: string }> {
+): Partial<Pick<DropsTable, 'title' | 'description' | 'metadata' | 'expires_at'> & { comments: string }> {
   return {
+    ...(changes.expiresAt === undefined ? {} : { expires_at: changes.expiresAt }),
     ...(changes.comments === undefined ? {} : { comments: changes.comments }),
     ...(changes.title === undefined ? {} : { title: changes.title }),
     ...(changes.description === undefined ? {} : { description: changes.description }),

@@ -5,6 +5,7 @@ import { deviceRequests } from './0003-device-requests.js';
 import { signingKeysOut } from './0004-signing-keys-out.js';
 import { viewStats } from './0005-view-stats.js';
 import { comments } from './0006-comments.js';
+import { history } from './0007-history.js';
 
 /** Ordered migrations. Names sort in application order; never rename or edit a released one. */
 const MIGRATIONS: Record<string, Migration> = {
@@ -14,6 +15,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '0004-signing-keys-out': signingKeysOut,
   '0005-view-stats': viewStats,
   '0006-comments': comments,
+  '0007-history': history,
 };
 
 export const migrationProvider: MigrationProvider = {

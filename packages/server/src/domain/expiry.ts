@@ -1,0 +1,58 @@
+/**
+ * Drops that expire (docs/api.md, "Expiry"): the accepted range of `expires_at`, and the purge that deletes expired
+ * drops. Serving stops at the expiry instant itself (public-view.ts, the raw route, getOwnedDrop); the purge only
+ * reclaims the storage, within the hour, and is safe to run on every instance at once.
+ */
+import { ApiError } from '../errors.js';
+import type { Store } from '../storage/store.js';
+import type { Clock } from './clock.js';
+import type { DropChangeListener } from './drops.js';
+
+/** The earliest expiry accepted, from now: time for the client to read its answer and share the link. */
+export const MIN_EXPIRY_MS = 60_000;
+/** The latest expiry accepted, from now. */
+export const MAX_EXPIRY_MS = 365 * 24 * 3_600_000;
+
+/** `expires_at` as given: undefined (unchanged), null (never), or Unix ms within the accepted range. */
+export function checkedExpiry(value: number | null | undefined, now: number): number | null | undefined {
+  if (value === undefined || value === null) return value;
+  const min = now + MIN_EXPIRY_MS;
+  const max = now + MAX_EXPIRY_MS;
+  if (!Number.isSafeInteger(value) || value < min || value > max) {
+    throw new ApiError('invalid_arg', {
+      message:
+        'expires_at must be Unix milliseconds between 60 seconds and 365 days from now (null: never expires); ' +
+        `got ${value}, now is ${now}.`,
+      details: { field: 'expires_at', min, max, now },
+    });
+  }
+  return value;
+}
+
+export interface PurgeDeps {
+  readonly store: Store;
+  readonly clock: Clock;
+  readonly listener: DropChangeListener;
+}
+
+/** Drops deleted per round; a backlog is worked off round after round. */
+const PURGE_BATCH = 200;
+
+/**
+ * Deletes the drops expired at the clock's now, in batches, each in its own transaction (the drop, its versions and
+ * the account's quota slot together). Several instances purging at once delete each drop once: the second delete of
+ * a slug finds nothing. Returns how many this call deleted.
+ */
+export async function purgeExpiredDrops(deps: PurgeDeps): Promise<number> {
+  let deleted = 0;
+  for (;;) {
+    const slugs = await deps.store.listExpiredDrops(deps.clock.now(), PURGE_BATCH);
+    for (const slug of slugs) {
+      if ((await deps.store.deleteDrop(slug)) === true) {
+        deleted += 1;
+        await deps.listener.dropChanged(slug);
+      }
+    }
+    if (slugs.length < PURGE_BATCH) return deleted;
+  }
+}

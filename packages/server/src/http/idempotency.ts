@@ -1,0 +1,118 @@
+/**
+ * Idempotency keys over HTTP (docs/api.md, "Idempotency keys", after the IETF Idempotency-Key draft): on the routes
+ * configured `idempotent` (POST /api/drops, PUT /api/drops/<slug>), a request with an `Idempotency-Key` claims the
+ * key for its account before it runs. The first one runs and its success is kept for 24 hours; a repeat with the
+ * same request gets the kept answer with `Idempotent-Replayed: true` and changes nothing; a repeat with another
+ * request gets 422 idempotency_key_reused; a repeat while the first runs gets 409 request_in_progress. An error
+ * answer is not kept: it changed nothing, so a retry runs again. Replays are not writes: for these requests the
+ * write limit is counted here, after the claim, instead of in the onRequest hook.
+ */
+import { createHash } from 'node:crypto';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { Clock } from '../domain/clock.js';
+import type { WriteLimiter } from '../domain/write-limit.js';
+import { ApiError } from '../errors.js';
+import type { IdempotencyKeyRef, Store } from '../storage/store.js';
+
+/** How long a kept answer is replayed. */
+export const IDEMPOTENCY_TTL_MS = 24 * 3_600_000;
+const HEADER = 'idempotency-key';
+/** 1 to 255 visible ASCII characters (no space, no control character). */
+const VALID_KEY = /^[\x21-\x7e]{1,255}$/;
+
+/** Whether this request takes part: an idempotent route, with the header. */
+export const usesIdempotencyKey = (request: FastifyRequest): boolean =>
+  request.routeOptions.config.idempotent === true && request.headers[HEADER] !== undefined;
+
+/** Called by the body parser with the raw bytes: the body's digest, kept only when a key will need it. */
+export function noteBodyDigest(request: FastifyRequest, body: Buffer): void {
+  if (request.headers[HEADER] !== undefined) request.bodyDigest = createHash('sha256').update(body).digest('base64url');
+}
+
+function keyOf(request: FastifyRequest): string {
+  const key = request.headers[HEADER];
+  if (typeof key !== 'string' || !VALID_KEY.test(key)) {
+    throw new ApiError('invalid_arg', {
+      message: 'Idempotency-Key must be 1 to 255 visible ASCII characters (no spaces or control characters).',
+      details: { field: 'Idempotency-Key' },
+    });
+  }
+  return key;
+}
+
+/** The request as the key remembers it: method, route and parameters, and the exact body bytes. */
+const fingerprintOf = (request: FastifyRequest): string =>
+  `${request.method} ${request.routeOptions.url} ${JSON.stringify(request.params)} ${request.bodyDigest ?? '-'}`;
+
+export interface IdempotencyDeps {
+  readonly store: Store;
+  readonly clock: Clock;
+  readonly writeLimiter: WriteLimiter;
+  /** How long a running claim holds before it is taken to be abandoned (its instance stopped mid-request). */
+  readonly leaseMs: number;
+}
+
+export function installIdempotency(app: FastifyInstance, deps: IdempotencyDeps): void {
+  app.decorateRequest('bodyDigest', null);
+  app.decorateRequest('idempotency', null);
+  app.addHook('preHandler', async (request, reply) => {
+    if (!usesIdempotencyKey(request) || request.caller === null) return;
+    const ref: IdempotencyKeyRef = { accountId: request.caller.account.id, key: keyOf(request) };
+    const now = deps.clock.now();
+    const claim = await deps.store.claimIdempotencyKey(ref, fingerprintOf(request), {
+      now,
+      leaseUntil: now + deps.leaseMs,
+      expiresAt: now + IDEMPOTENCY_TTL_MS,
+    });
+    if (claim.kind === 'reused')
+      throw new ApiError('idempotency_key_reused', { details: { field: 'Idempotency-Key' } });
+    if (claim.kind === 'in_progress') throw new ApiError('request_in_progress', { retryAfterSeconds: 1 });
+    if (claim.kind === 'replay') return replay(reply, claim.answer);
+    request.idempotency = ref;
+    try {
+      request.releaseWrite = await deps.writeLimiter.consume(ref.accountId);
+    } catch (error) {
+      request.idempotency = null;
+      await deps.store.releaseIdempotencyKey(ref);
+      throw error;
+    }
+  });
+  // Before the answer leaves: a retry that follows the answer finds it kept, never "in progress".
+  app.addHook('onSend', async (request, reply, payload) => {
+    await settle(deps, request, reply, payload);
+    return payload;
+  });
+  // The answer never went through onSend (the client went away first): the key is given up.
+  app.addHook('onResponse', async (request, reply) => settle(deps, request, reply, undefined));
+}
+
+function replay(reply: FastifyReply, answer: { status: number; body: string; etag: string | null }) {
+  if (answer.etag !== null) reply.header('etag', answer.etag);
+  return reply
+    .code(answer.status)
+    .header('idempotent-replayed', 'true')
+    .type('application/json; charset=utf-8')
+    .send(answer.body);
+}
+
+/** Keeps a success, gives up the key otherwise; a failure here is logged, never turned into the answer. */
+async function settle(deps: IdempotencyDeps, request: FastifyRequest, reply: FastifyReply, payload: unknown) {
+  const ref = request.idempotency;
+  if (ref === null) return;
+  request.idempotency = null;
+  const status = reply.statusCode;
+  try {
+    if (status >= 200 && status < 300 && typeof payload === 'string') {
+      const etag = reply.getHeader('etag');
+      await deps.store.completeIdempotencyKey(ref, {
+        status,
+        body: payload,
+        etag: typeof etag === 'string' ? etag : null,
+      });
+    } else {
+      await deps.store.releaseIdempotencyKey(ref);
+    }
+  } catch (error) {
+    request.log.error({ err: error, reqId: request.id }, 'idempotency key not settled');
+  }
+}
