@@ -2,20 +2,32 @@
  * The typed SDK: one method per endpoint of docs/api.md section 4. Zero runtime dependencies: Node's global fetch.
  * Every failure is an HtmlDropError whose `code` is the service's `error.code`, or a client code (`network_error`,
  * `bad_response`, `timeout`, `aborted`, `no_token`) when the service did not answer with an error body. The requests
- * themselves (token, timeout, 429 retries, error bodies) are in transport.ts.
+ * themselves (token, timeout, 429 and idempotent-write retries, error bodies) are in transport.ts; If-Match and
+ * Idempotency-Key headers come from the call's options (request-parts.ts).
  */
 import { type DeviceLoginOptions, type DeviceLoginResult, deviceLogin } from './device-flow.js';
 import { HtmlDropError } from './errors.js';
 import {
   type CollectOptions,
+  type ConditionalOptions,
+  callParts,
   commentPath,
+  type IdempotentOptions,
   MAX_COMMENT_WAIT_SECONDS,
   pause,
   slugPath,
+  type UpdateOptions,
   versionNumber,
   wholeNumber,
 } from './request-parts.js';
-import { type CallOptions, type ClientOptions, DEFAULT_SERVER, normalizeServer, Transport } from './transport.js';
+import {
+  type CallOptions,
+  type ClientOptions,
+  DEFAULT_SERVER,
+  normalizeServer,
+  type RequestSpec,
+  Transport,
+} from './transport.js';
 import type {
   Comment,
   CommentInput,
@@ -25,7 +37,9 @@ import type {
   CreateDropInput,
   DeviceFlowPoll,
   DeviceFlowStart,
+  DiffQuery,
   Drop,
+  DropDiff,
   DropList,
   DropStats,
   ListDropsQuery,
@@ -38,15 +52,27 @@ import type {
   VersionListItem,
 } from './types.js';
 
-export { type CollectOptions, MAX_COMMENT_WAIT_SECONDS } from './request-parts.js';
+export {
+  type CollectOptions,
+  type ConditionalOptions,
+  type IdempotentOptions,
+  MAX_COMMENT_WAIT_SECONDS,
+  newIdempotencyKey,
+  type UpdateOptions,
+} from './request-parts.js';
 export {
   type CallOptions,
   CLIENT_VERSION,
   type ClientOptions,
   DEFAULT_SERVER,
   normalizeServer,
+  type ResponseInfo,
   type RetryNotice,
 } from './transport.js';
+
+function dropPath(slug: string): string {
+  return `/api/drops/${slugPath(slug)}`;
+}
 
 /** The htmldrop service's API, one method per endpoint (docs/api.md section 4); requests go through a Transport. */
 export class HtmlDropClient {
@@ -69,6 +95,11 @@ export class HtmlDropClient {
   /** The same client with another token (e.g. the one a device flow just returned). */
   withToken(token: string): HtmlDropClient {
     return new HtmlDropClient({ ...this.#options, server: this.server, token });
+  }
+
+  /** An authenticated request whose answer is JSON. */
+  #json<T>(method: RequestSpec['method'], path: string, rest: Partial<RequestSpec> = {}): Promise<T> {
+    return this.#transport.request({ method, path, expect: 'json', ...rest });
   }
 
   // ---- onboarding and device flow (docs/api.md 4.2) ----
@@ -124,9 +155,12 @@ export class HtmlDropClient {
 
   // ---- drops (docs/api.md 4.3) ----
 
-  /** POST /api/drops: a new drop at version 1. */
-  createDrop(input: CreateDropInput, options: CallOptions = {}): Promise<Drop> {
-    return this.#transport.request({ method: 'POST', path: '/api/drops', body: input, expect: 'json', ...options });
+  /**
+   * POST /api/drops: a new drop at version 1. Sent with an Idempotency-Key (a new random one unless
+   * `idempotencyKey` is given) and retried with it when the answer is lost: a retry never creates a second drop.
+   */
+  async createDrop(input: CreateDropInput, options: IdempotentOptions = {}): Promise<Drop> {
+    return this.#json('POST', '/api/drops', { body: input, ...callParts(options, true) });
   }
 
   /** GET /api/drops: one page of the caller's drops. */
@@ -137,7 +171,7 @@ export class HtmlDropClient {
     if (query.sortBy !== undefined) params.set('sortBy', query.sortBy);
     if (query.sortOrder !== undefined) params.set('sortOrder', query.sortOrder);
     for (const [key, value] of Object.entries(query.metadata ?? {})) params.set(`metadata.${key}`, value);
-    return this.#transport.request({ method: 'GET', path: '/api/drops', query: params, expect: 'json', ...options });
+    return this.#json('GET', '/api/drops', { query: params, ...callParts(options, false) });
   }
 
   /** Every drop matching the query, page after page (at most `limit`, default all). */
@@ -152,82 +186,72 @@ export class HtmlDropClient {
     return drops;
   }
 
-  /** GET /api/drops/<slug>. */
+  /** GET /api/drops/<slug> (its ETag, the latest version, reaches `onResponse`). */
   getDrop(slug: string, options: CallOptions = {}): Promise<Drop> {
-    return this.#transport.request({ method: 'GET', path: `/api/drops/${slugPath(slug)}`, expect: 'json', ...options });
+    return this.#json('GET', dropPath(slug), callParts(options, false));
   }
 
-  /** PUT /api/drops/<slug>: always creates a new version. */
-  updateDrop(slug: string, input: UpdateDropInput, options: CallOptions = {}): Promise<Drop> {
-    return this.#transport.request({
-      method: 'PUT',
-      path: `/api/drops/${slugPath(slug)}`,
-      body: input,
-      expect: 'json',
-      ...options,
-    });
+  /**
+   * PUT /api/drops/<slug>: always creates a new version. With `ifMatch`, only while the latest version is that one
+   * (else `version_conflict`). Idempotent like createDrop: a retried PUT never makes two versions.
+   */
+  async updateDrop(slug: string, input: UpdateDropInput, options: UpdateOptions = {}): Promise<Drop> {
+    return this.#json('PUT', dropPath(slug), { body: input, ...callParts(options, true) });
   }
 
-  /** PATCH /api/drops/<slug>: title, description, metadata; no new version. */
-  patchDrop(slug: string, input: PatchDropInput, options: CallOptions = {}): Promise<Drop> {
-    return this.#transport.request({
-      method: 'PATCH',
-      path: `/api/drops/${slugPath(slug)}`,
-      body: input,
-      expect: 'json',
-      ...options,
-    });
+  /** PATCH /api/drops/<slug>: title, description, metadata, comments, expires_at; no new version. */
+  async patchDrop(slug: string, input: PatchDropInput, options: ConditionalOptions = {}): Promise<Drop> {
+    return this.#json('PATCH', dropPath(slug), { body: input, ...callParts(options, false) });
   }
 
-  /** DELETE /api/drops/<slug>: the drop and all its versions. */
-  async deleteDrop(slug: string, options: CallOptions = {}): Promise<void> {
+  /** DELETE /api/drops/<slug>: the drop and all its versions (with `ifMatch`: only while that is the latest). */
+  async deleteDrop(slug: string, options: ConditionalOptions = {}): Promise<void> {
     await this.#transport.request({
       method: 'DELETE',
-      path: `/api/drops/${slugPath(slug)}`,
+      path: dropPath(slug),
       expect: 'empty',
-      ...options,
+      ...callParts(options, false),
     });
   }
 
   /** GET /api/drops/<slug>/versions: newest first. */
   listVersions(slug: string, options: CallOptions = {}): Promise<VersionListItem[]> {
-    return this.#transport.request({
-      method: 'GET',
-      path: `/api/drops/${slugPath(slug)}/versions`,
-      expect: 'json',
-      ...options,
-    });
+    return this.#json('GET', `${dropPath(slug)}/versions`, callParts(options, false));
   }
 
   /** GET /api/drops/<slug>/v/<n>. */
-  getVersion(slug: string, version: number, options: CallOptions = {}): Promise<Version> {
-    return this.#transport.request({
-      method: 'GET',
-      path: `/api/drops/${slugPath(slug)}/v/${versionNumber(version)}`,
-      expect: 'json',
-      ...options,
-    });
+  async getVersion(slug: string, version: number, options: CallOptions = {}): Promise<Version> {
+    return this.#json('GET', `${dropPath(slug)}/v/${versionNumber(version)}`, callParts(options, false));
   }
 
   /** DELETE /api/drops/<slug>/v/<n>: the updated drop; 409 last_version_cannot_be_deleted for the only one. */
-  deleteVersion(slug: string, version: number, options: CallOptions = {}): Promise<Drop> {
-    return this.#transport.request({
-      method: 'DELETE',
-      path: `/api/drops/${slugPath(slug)}/v/${versionNumber(version)}`,
-      expect: 'json',
-      ...options,
-    });
+  async deleteVersion(slug: string, version: number, options: CallOptions = {}): Promise<Drop> {
+    return this.#json('DELETE', `${dropPath(slug)}/v/${versionNumber(version)}`, callParts(options, false));
+  }
+
+  /**
+   * POST /api/drops/<slug>/v/<n>/restore: a new version with version n's HTML and context (a write: limits and the
+   * version cap apply; `version_not_found` for an unknown n). With `ifMatch`, only while the latest is that one.
+   */
+  async restore(slug: string, version: number, options: ConditionalOptions = {}): Promise<Drop> {
+    const path = `${dropPath(slug)}/v/${versionNumber(version)}/restore`;
+    return this.#json('POST', path, callParts(options, false));
+  }
+
+  /**
+   * GET /api/drops/<slug>/diff: a unified diff of two versions' HTML, with the lines added and removed. `to` defaults
+   * to the latest, `from` to the version before `to`; an unknown version is `version_not_found`.
+   */
+  async diff(slug: string, query: DiffQuery = {}, options: CallOptions = {}): Promise<DropDiff> {
+    const params = new URLSearchParams();
+    if (query.from !== undefined) params.set('from', versionNumber(query.from));
+    if (query.to !== undefined) params.set('to', versionNumber(query.to));
+    return this.#json('GET', `${dropPath(slug)}/diff`, { query: params, ...callParts(options, false) });
   }
 
   /** POST /api/drops/<slug>/passcode: sets or changes it (at least 4 characters); "" removes it. */
   setPasscode(slug: string, passcode: string, options: CallOptions = {}): Promise<Drop> {
-    return this.#transport.request({
-      method: 'POST',
-      path: `/api/drops/${slugPath(slug)}/passcode`,
-      body: { passcode },
-      expect: 'json',
-      ...options,
-    });
+    return this.#json('POST', `${dropPath(slug)}/passcode`, { body: { passcode }, ...callParts(options, false) });
   }
 
   /** Removes the passcode (POST passcode ""). */
@@ -237,25 +261,14 @@ export class HtmlDropClient {
 
   /** GET /api/drops/<slug>/stats: read receipts (views, distinct viewers, times), for the drop and each version. */
   stats(slug: string, options: CallOptions = {}): Promise<DropStats> {
-    return this.#transport.request({
-      method: 'GET',
-      path: `/api/drops/${slugPath(slug)}/stats`,
-      expect: 'json',
-      ...options,
-    });
+    return this.#json('GET', `${dropPath(slug)}/stats`, callParts(options, false));
   }
 
   // ---- comments (docs/api.md, "Comments") ----
 
   /** POST /api/drops/<slug>/comments: the owner's comment on a version (the latest unless `version` is given). */
   comment(slug: string, input: CommentInput, options: CallOptions = {}): Promise<Comment> {
-    return this.#transport.request({
-      method: 'POST',
-      path: `/api/drops/${slugPath(slug)}/comments`,
-      body: input,
-      expect: 'json',
-      ...options,
-    });
+    return this.#json('POST', `${dropPath(slug)}/comments`, { body: input, ...callParts(options, false) });
   }
 
   /**
@@ -307,12 +320,7 @@ export class HtmlDropClient {
 
   /** POST /api/drops/<slug>/comments/<id>/resolve: marks it resolved in the drop's latest version. */
   resolveComment(slug: string, id: string, options: CallOptions = {}): Promise<Comment> {
-    return this.#transport.request({
-      method: 'POST',
-      path: `${commentPath(slug, id)}/resolve`,
-      expect: 'json',
-      ...options,
-    });
+    return this.#json('POST', `${commentPath(slug, id)}/resolve`, callParts(options, false));
   }
 
   /** DELETE /api/drops/<slug>/comments/<id>. */
@@ -324,12 +332,12 @@ export class HtmlDropClient {
 
   /** GET /api/me. */
   me(options: CallOptions = {}): Promise<Me> {
-    return this.#transport.request({ method: 'GET', path: '/api/me', expect: 'json', ...options });
+    return this.#json('GET', '/api/me', callParts(options, false));
   }
 
   /** GET /api/tokens: the caller's active tokens. */
   listTokens(options: CallOptions = {}): Promise<TokenListItem[]> {
-    return this.#transport.request({ method: 'GET', path: '/api/tokens', expect: 'json', ...options });
+    return this.#json('GET', '/api/tokens', callParts(options, false));
   }
 
   /** DELETE /api/tokens/<id>: the token stops working at once. */

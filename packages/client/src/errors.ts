@@ -32,6 +32,12 @@ export type ApiErrorCode =
   | 'comments_closed'
   | 'sign_in_required'
   | 'comment_limit_reached'
+  /** 412: an `If-Match` named another version than the drop's latest; `details.latest_version` is the latest. */
+  | 'version_conflict'
+  /** 422: an `Idempotency-Key` was used before with another body. */
+  | 'idempotency_key_reused'
+  /** 409: the first request with this `Idempotency-Key` is still running; retry shortly with the same key. */
+  | 'request_in_progress'
   | 'internal';
 
 /** Codes the client raises itself; the service never sends them. */
@@ -95,6 +101,12 @@ export class HtmlDropError extends Error {
     this.details = options.details;
     this.retryAfterSeconds = options.retryAfterSeconds;
     this.requestId = options.requestId;
+  }
+
+  /** For `version_conflict` (412): the drop's latest version when the service refused the write, if it said. */
+  get latestVersion(): number | undefined {
+    const latest = this.details?.latest_version;
+    return typeof latest === 'number' && Number.isInteger(latest) ? latest : undefined;
   }
 
   /** A plain object for JSON output (no stack, no cause). */

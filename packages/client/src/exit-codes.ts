@@ -16,7 +16,11 @@ export const EXIT = {
   limits: 5,
   /** Service unreachable, timed out, answered something that is not the htmldrop API, or failed (5xx). */
   unavailable: 6,
-  /** Conflict: upsert matched several drops, upsert lock held too long, last version, version limit, comment limit. */
+  /**
+   * Conflict: upsert matched several drops, upsert lock held too long, If-Match named another version than the latest
+   * (also an upsert that other writers kept overtaking), an Idempotency-Key reused or still in use, last version,
+   * version limit, comment limit.
+   */
   conflict: 7,
   /** Interrupted (Ctrl-C). */
   interrupted: 130,
@@ -56,6 +60,9 @@ const BY_CODE: Readonly<Record<string, ExitCode>> = {
   last_version_cannot_be_deleted: EXIT.conflict,
   version_limit_reached: EXIT.conflict,
   comment_limit_reached: EXIT.conflict,
+  version_conflict: EXIT.conflict,
+  idempotency_key_reused: EXIT.conflict,
+  request_in_progress: EXIT.conflict,
   aborted: EXIT.interrupted,
 };
 

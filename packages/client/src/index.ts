@@ -9,12 +9,17 @@ export {
   CLIENT_VERSION,
   type ClientOptions,
   type CollectOptions,
+  type ConditionalOptions,
   createClient,
   DEFAULT_SERVER,
   HtmlDropClient,
+  type IdempotentOptions,
   MAX_COMMENT_WAIT_SECONDS,
+  newIdempotencyKey,
   normalizeServer,
+  type ResponseInfo,
   type RetryNotice,
+  type UpdateOptions,
 } from './client.js';
 export {
   type DeviceCodePrompt,
@@ -35,6 +40,7 @@ export {
   isHtmlDropError,
 } from './errors.js';
 export { EXIT, type ExitCode, exitCodeFor } from './exit-codes.js';
+export { describeExpiry, MAX_EXPIRY_MS, MIN_EXPIRY_MS, parseExpires } from './expires.js';
 export {
   assertPublishable,
   byteLength,
@@ -84,8 +90,12 @@ export {
   type LockHolder,
   type LockOptions,
   lockFileName,
+  MAX_CONFLICT_RETRIES,
+  type UpsertConflict,
   type UpsertInput,
+  type UpsertOptions,
   type UpsertResult,
+  upsertCreateKey,
   upsertDrop,
   withLockFile,
 } from './upsert.js';

@@ -1,6 +1,7 @@
 /**
  * The SDK's HTTP transport: one request to the service with the bearer token, a timeout and the caller's signal;
- * 429 answers retried after `Retry-After`; the service's error bodies (docs/api.md section 2.6) turned into
+ * 429 answers retried after `Retry-After`; writes sent with an `Idempotency-Key` retried with the same key when the
+ * answer was lost or the service was briefly away; the service's error bodies (docs/api.md section 2.6) turned into
  * HtmlDropError, and a client code (`network_error`, `bad_response`, `timeout`, `aborted`, `no_token`) when the
  * service did not answer with an error body. Zero runtime dependencies: Node's global fetch.
  */
@@ -12,12 +13,26 @@ export const DEFAULT_SERVER = 'http://localhost:8787';
 /** The version of this SDK and CLI (`htmldrop --version`, the user agent). */
 export const CLIENT_VERSION = '1.0.0';
 
-/** Told before each wait on a 429. */
+/** Told before each wait on a 429, and before each retry of an idempotent write. */
 export interface RetryNotice {
-  /** 1 for the first retry. */
+  /** 1 for the first retry (counted separately for 429s and for write retries). */
   readonly attempt: number;
+  /** May be fractional for a write retry's backoff. */
   readonly waitSeconds: number;
+  /** What failed: the 429's code, or `network_error`, `timeout`, `request_in_progress`, a 502/503/504's code. */
   readonly code: string;
+  /** Only for the retry of an idempotent write (POST /api/drops, PUT): the Idempotency-Key it is sent again with. */
+  readonly idempotencyKey?: string;
+}
+
+/** What an answer said besides its body (CallOptions.onResponse). */
+export interface ResponseInfo {
+  readonly status: number;
+  /** The version the `ETag` names (single-drop answers carry `ETag: "<latest_version>"`), else undefined. */
+  readonly etagVersion: number | undefined;
+  /** `Idempotent-Replayed: true`: the service answered from an earlier request with the same Idempotency-Key. */
+  readonly replayed: boolean;
+  readonly requestId: string | undefined;
 }
 
 /** Options of HtmlDropClient (and createClient). */
@@ -35,6 +50,12 @@ export interface ClientOptions {
   readonly maxRetryWaitSeconds?: number;
   /** Per-request timeout in milliseconds (default 60000; 0 disables). */
   readonly timeoutMs?: number;
+  /**
+   * How many times a write sent with an `Idempotency-Key` (createDrop, updateDrop) is sent again, with the same key,
+   * after a network error, a timeout, a 502/503/504 or a 409 `request_in_progress`. Default 3; 0 disables. The
+   * service answers a repeat of a write it already did from its record, so a retry never writes twice.
+   */
+  readonly maxWriteRetries?: number;
   readonly onRetry?: (notice: RetryNotice) => void;
   /** A fetch implementation (tests, proxies); default the global fetch. */
   readonly fetch?: typeof fetch;
@@ -44,6 +65,8 @@ export interface ClientOptions {
 /** Per-call options. */
 export interface CallOptions {
   readonly signal?: AbortSignal;
+  /** Told the status and headers of the successful answer (ETag version, idempotent replay). */
+  readonly onResponse?: (info: ResponseInfo) => void;
 }
 
 /** One request, as the resource methods describe it. */
@@ -63,10 +86,36 @@ export interface RequestSpec {
    * least this plus 15 s, whatever `timeoutMs` says (0 still disables it).
    */
   readonly holdSeconds?: number;
+  /** More request headers (If-Match). */
+  readonly headers?: Readonly<Record<string, string>>;
+  /** Sent as `Idempotency-Key`; the request is then retried with it (ClientOptions.maxWriteRetries). */
+  readonly idempotencyKey?: string | undefined;
+  readonly onResponse?: ((info: ResponseInfo) => void) | undefined;
 }
 
 /** Margin above a held request's wait: the answer, a slow network, the service's own timer. */
 const HOLD_MARGIN_MS = 15_000;
+
+/** Statuses of a proxy or service that is briefly away: an idempotent write is sent again. */
+const TRANSIENT_STATUSES = new Set([502, 503, 504]);
+
+/** Whether an idempotent write that failed with `error` may be sent again with the same key. */
+function isTransient(error: HtmlDropError): boolean {
+  if (error.code === 'network_error' || error.code === 'timeout' || error.code === 'request_in_progress') return true;
+  return error.status !== undefined && TRANSIENT_STATUSES.has(error.status);
+}
+
+/** The backoff before write retry `n` (from 0): 0.5 s doubling to at most 4 s, with up to 25% jitter. */
+function backoffSeconds(n: number): number {
+  const base = Math.min(4, 0.5 * 2 ** n);
+  return Math.round(base * (1 + Math.random() * 0.25) * 10) / 10;
+}
+
+/** The version an `ETag: "<n>"` (or `W/"<n>"`) names. */
+export function etagVersion(header: string | null): number | undefined {
+  const match = header === null ? null : /^(?:W\/)?"(\d+)"$/.exec(header.trim());
+  return match?.[1] === undefined ? undefined : Number(match[1]);
+}
 
 /** Normalizes and checks a base URL: http(s), no trailing slash, no query. */
 export function normalizeServer(server: string): string {
@@ -130,25 +179,56 @@ export class Transport {
     return this.#token !== undefined;
   }
 
-  /** The request, retried after `Retry-After` on a 429 (at most maxRetries times, waits up to maxRetryWaitSeconds). */
+  /**
+   * The request, retried after `Retry-After` on a 429 (at most maxRetries times, waits up to maxRetryWaitSeconds);
+   * a request with an idempotency key also after a transient failure (at most maxWriteRetries times, with backoff).
+   */
   async request<T>(spec: RequestSpec): Promise<T> {
-    const maxRetries = Math.max(0, this.#options.maxRetries ?? 3);
-    const maxWait = this.#options.maxRetryWaitSeconds ?? 90;
-    for (let attempt = 0; ; attempt++) {
+    const done = { rate: 0, write: 0 };
+    for (;;) {
       try {
         return (await this.#once(spec)) as T;
       } catch (error) {
-        if (!(error instanceof HtmlDropError) || error.status !== 429) throw error;
-        const wait = error.retryAfterSeconds;
-        if (wait === undefined || attempt >= maxRetries || wait > maxWait) throw error;
-        this.#options.onRetry?.({ attempt: attempt + 1, waitSeconds: wait, code: String(error.code) });
+        const retry = this.#retryOf(spec, error, done);
+        if (retry === undefined) throw error;
+        done[retry.kind]++;
+        this.#options.onRetry?.(retry.notice);
         try {
-          await sleep(wait * 1000, undefined, spec.signal === undefined ? {} : { signal: spec.signal });
+          await sleep(
+            retry.notice.waitSeconds * 1000,
+            undefined,
+            spec.signal === undefined ? {} : { signal: spec.signal },
+          );
         } catch {
           throw new HtmlDropError('aborted', 'The request was aborted.');
         }
       }
     }
+  }
+
+  /** Whether and after how long a failed request is sent again; undefined: it fails with `error`. */
+  #retryOf(
+    spec: RequestSpec,
+    error: unknown,
+    done: { readonly rate: number; readonly write: number },
+  ): { kind: 'rate' | 'write'; notice: RetryNotice } | undefined {
+    if (!(error instanceof HtmlDropError)) return undefined;
+    const maxWait = this.#options.maxRetryWaitSeconds ?? 90;
+    const code = String(error.code);
+    if (error.status === 429) {
+      const wait = error.retryAfterSeconds;
+      if (wait === undefined || done.rate >= Math.max(0, this.#options.maxRetries ?? 3) || wait > maxWait) {
+        return undefined;
+      }
+      return { kind: 'rate', notice: { attempt: done.rate + 1, waitSeconds: wait, code } };
+    }
+    const key = spec.idempotencyKey;
+    if (key === undefined || !isTransient(error) || done.write >= Math.max(0, this.#options.maxWriteRetries ?? 3)) {
+      return undefined;
+    }
+    const asked = error.retryAfterSeconds;
+    const wait = asked !== undefined && asked <= maxWait ? asked : backoffSeconds(done.write);
+    return { kind: 'write', notice: { attempt: done.write + 1, waitSeconds: wait, code, idempotencyKey: key } };
   }
 
   async #once(spec: RequestSpec): Promise<unknown> {
@@ -172,6 +252,8 @@ export class Transport {
       }
       headers.authorization = `Bearer ${this.#token}`;
     }
+    for (const [name, value] of Object.entries(spec.headers ?? {})) headers[name.toLowerCase()] = value;
+    if (spec.idempotencyKey !== undefined) headers['idempotency-key'] = spec.idempotencyKey;
     let body: string | undefined;
     if (spec.body !== undefined) {
       headers['content-type'] = 'application/json';
@@ -228,6 +310,12 @@ export class Transport {
       const parsed = parseJson(text);
       const error = parsed.ok && isRecord(parsed.value) ? parsed.value.error : undefined;
       if (!isRecord(error) || typeof error.code !== 'string') {
+        if (response.status === 412) {
+          throw new HtmlDropError('version_conflict', `${where}: the drop has another version than If-Match named.`, {
+            status: 412,
+            ...(requestId === undefined ? {} : { requestId }),
+          });
+        }
         throw notApi(parsed.ok ? 'JSON that is not an htmldrop error body' : `non-JSON (${contentType || 'no type'})`);
       }
       const details = isRecord(error.details) ? (error.details as ErrorDetails) : undefined;
@@ -244,6 +332,12 @@ export class Transport {
       );
     }
     if (response.status >= 300) throw notApi(`a redirect to ${response.headers.get('location') ?? 'nowhere'}`);
+    spec.onResponse?.({
+      status: response.status,
+      etagVersion: etagVersion(response.headers.get('etag')),
+      replayed: response.headers.get('idempotent-replayed')?.trim().toLowerCase() === 'true',
+      requestId,
+    });
 
     if (spec.expect === 'empty') return undefined;
     if (spec.expect === 'text') return text;

@@ -22,6 +22,11 @@ export interface Drop {
   readonly metadata: Metadata;
   readonly created_at: number;
   readonly updated_at: number;
+  /**
+   * When the drop expires (Unix ms), or null for never. From then on its pages answer 410 and the API 404
+   * `not_found`; the service deletes it within the hour.
+   */
+  readonly expires_at: number | null;
 }
 
 /**
@@ -194,6 +199,8 @@ export interface CreateDropInput {
   readonly metadata?: Metadata;
   /** Who may comment; the service's default is `signed_in`. */
   readonly comments?: CommentSetting;
+  /** When it expires (Unix ms), from now + 60 s to now + 365 days; omitted: never. See parseExpires(). */
+  readonly expires_at?: number;
 }
 
 /**
@@ -219,6 +226,27 @@ export interface PatchDropInput {
   readonly description?: string;
   readonly metadata?: Metadata;
   readonly comments?: CommentSetting;
+  /** When it expires (Unix ms, now + 60 s to now + 365 days); null: never (clears it). */
+  readonly expires_at?: number | null;
+}
+
+/** GET /api/drops/<slug>/diff: what changed in the HTML from one version to another. */
+export interface DropDiff {
+  readonly from: number;
+  readonly to: number;
+  /** A unified diff of the two documents' HTML (`---`/`+++` headers, `@@` hunks). */
+  readonly unified: string;
+  /** Lines added and removed. */
+  readonly added: number;
+  readonly removed: number;
+  /** Whether the diff is exact (false when the service simplified a very large one), when the service says. */
+  readonly exact?: boolean;
+}
+
+/** Which versions a diff compares: `to` defaults to the latest, `from` to the version before `to`. */
+export interface DiffQuery {
+  readonly from?: number;
+  readonly to?: number;
 }
 
 export type SortBy = 'created_at' | 'updated_at' | 'view_count';

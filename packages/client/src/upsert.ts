@@ -1,18 +1,23 @@
 /**
  * The client-side upsert ("lookup, then mutate", docs/api.md sections 1 and 4.3): list the caller's drops with metadata
  * equality filters; exactly one match gets a PUT (new version), none gets a POST tagged with the filter, several
- * is refused. The service does not prevent two writers from both creating, so runs on one machine are serialized
- * with a lock file per (service, filter).
+ * is refused. Runs on one machine are serialized with a lock file per (service, filter) (lock.ts). Writers on other
+ * machines are caught by the service (docs/decisions/0018, "Since step 6"): the PUT carries `If-Match` with the
+ * version the lookup saw, so a version published meanwhile is a 412 and the upsert reads again and publishes on top
+ * of it, telling the caller; the POST carries an Idempotency-Key derived from the service and the filter, so a second
+ * machine's create with another body is refused (422) and becomes an update of the first machine's drop.
  */
-import { createHash, randomBytes } from 'node:crypto';
-import fs from 'node:fs/promises';
-import os from 'node:os';
+import { createHash } from 'node:crypto';
 import path from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import type { HtmlDropClient } from './client.js';
 import { HtmlDropError } from './errors.js';
-import { ensurePrivateDir, userConfigDir } from './token-store.js';
-import type { CommentSetting, Drop, Metadata } from './types.js';
+import { defaultLockDir, type LockOptions, withLockFile } from './lock.js';
+import { newIdempotencyKey } from './request-parts.js';
+import { ensurePrivateDir } from './token-store.js';
+import type { CallOptions } from './transport.js';
+import type { CommentSetting, CreateDropInput, Drop, Metadata } from './types.js';
+
+export { type LockHolder, type LockOptions, withLockFile } from './lock.js';
 
 export interface UpsertInput {
   /** The metadata filter that identifies the drop; at least one pair. The created drop carries it. */
@@ -32,189 +37,62 @@ export interface UpsertInput {
   /** Who may comment (on update: one more write, a PATCH after the PUT). */
   readonly comments?: CommentSetting;
   /**
+   * When the drop expires (Unix ms; see parseExpires), or null for never. On create, null is the default; on update
+   * it is one more write, a PATCH after the PUT (null clears an expiry). Omitted: left as it is.
+   */
+  readonly expires_at?: number | null;
+  /**
    * Ids of comments the new version addresses: marked resolved in it. Only for an update: when no drop matches,
    * nothing is created and the call fails with `usage` (the ids cannot belong to a drop that does not exist yet).
    */
   readonly resolves?: readonly string[];
 }
 
-export interface LockOptions {
-  /** Directory of the lock files; default ~/.config/htmldrop/locks (os.tmpdir() when that cannot be created). */
-  readonly lockDir?: string;
-  /** Give up waiting for another holder after this long (default 60 s): `lock_timeout`. */
-  readonly lockTimeoutMs?: number;
-  /** A lock whose holder stopped refreshing it this long ago is taken over (default 30 s). */
-  readonly staleLockMs?: number;
-  readonly signal?: AbortSignal;
-  /** Told once when the lock is busy and the call starts waiting. */
-  readonly onWait?: (holder: LockHolder | undefined) => void;
+/** Something another writer did between this upsert's lookup and its write, which the upsert then built on. */
+export interface UpsertConflict {
+  /** `version`: another writer published a version meanwhile; `created`: another writer created the drop meanwhile. */
+  readonly kind: 'version' | 'created';
+  readonly slug: string;
+  /** The drop's latest version when the upsert found out. */
+  readonly version: number;
+  readonly message: string;
+}
+
+export interface UpsertOptions extends LockOptions {
+  /** Told each time another writer got in between; the upsert then publishes on top of what it wrote. */
+  readonly onConflict?: (conflict: UpsertConflict) => void;
 }
 
 export interface UpsertResult {
   readonly action: 'created' | 'updated';
   readonly drop: Drop;
+  /** What other writers did meanwhile, oldest first; empty when nobody got in between. */
+  readonly conflicts: readonly UpsertConflict[];
 }
 
-export interface LockHolder {
-  readonly pid: number;
-  readonly host: string;
-  readonly nonce: string;
-  readonly created_at: number;
-}
+/** How many times a PUT refused with 412 is tried again on the newer version before the upsert gives up. */
+export const MAX_CONFLICT_RETRIES = 3;
+/** How many times a create whose key is still in use by a running request (409) is tried again. */
+const MAX_IN_PROGRESS_ROUNDS = 3;
 
 /** Canonical, order-independent form of a filter. */
 function canonical(match: Metadata): string {
   return JSON.stringify(Object.entries(match).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
 }
 
-export function lockFileName(server: string, match: Metadata): string {
-  const digest = createHash('sha256')
+function digest(server: string, match: Metadata): string {
+  return createHash('sha256')
     .update(`${server}\n${canonical(match)}`)
-    .digest('hex')
-    .slice(0, 32);
-  return `upsert-${digest}.lock`;
+    .digest('hex');
 }
 
-async function defaultLockDir(): Promise<string> {
-  const preferred = path.join(userConfigDir(), 'locks');
-  try {
-    await ensurePrivateDir(preferred);
-    return preferred;
-  } catch {
-    const fallback = path.join(os.tmpdir(), `htmldrop-locks-${os.userInfo().uid}`);
-    await ensurePrivateDir(fallback);
-    const stat = await fs.lstat(fallback);
-    // A shared temp directory: refuse one that someone else created for us.
-    if (!stat.isDirectory() || (process.getuid !== undefined && stat.uid !== process.getuid())) {
-      throw new HtmlDropError('usage', `The lock directory ${fallback} is not a private directory of yours.`);
-    }
-    return fallback;
-  }
+export function lockFileName(server: string, match: Metadata): string {
+  return `upsert-${digest(server, match).slice(0, 32)}.lock`;
 }
 
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    // EPERM: it exists but belongs to someone else.
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
-
-async function readHolder(file: string): Promise<{ holder: LockHolder | undefined; mtimeMs: number } | undefined> {
-  try {
-    const [text, stat] = await Promise.all([fs.readFile(file, 'utf8'), fs.stat(file)]);
-    let holder: LockHolder | undefined;
-    try {
-      const parsed = JSON.parse(text) as Partial<LockHolder>;
-      if (typeof parsed.pid === 'number' && typeof parsed.host === 'string' && typeof parsed.nonce === 'string') {
-        holder = parsed as LockHolder;
-      }
-    } catch {
-      // Half-written by a holder that is starting: judged by age alone.
-    }
-    return { holder, mtimeMs: stat.mtimeMs };
-  } catch {
-    return undefined;
-  }
-}
-
-/**
- * Runs `fn` while holding the lock file `file` (created with O_EXCL). The holder refreshes the file's mtime; a lock
- * whose holder died (same host, pid gone) or stopped refreshing for `staleLockMs` is taken over. The takeover
- * renames the stale file away first and checks it took what it judged stale, so two waiters cannot both take it.
- */
-export async function withLockFile<T>(file: string, fn: () => Promise<T>, options: LockOptions = {}): Promise<T> {
-  const timeoutMs = options.lockTimeoutMs ?? 60_000;
-  const staleMs = options.staleLockMs ?? 30_000;
-  const deadline = Date.now() + timeoutMs;
-  const me: LockHolder = {
-    pid: process.pid,
-    host: os.hostname(),
-    nonce: randomBytes(8).toString('hex'),
-    created_at: Date.now(),
-  };
-  let told = false;
-  for (let round = 0; ; round++) {
-    try {
-      const handle = await fs.open(file, 'wx', 0o600);
-      try {
-        await handle.writeFile(JSON.stringify(me));
-      } finally {
-        await handle.close();
-      }
-      break;
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
-    }
-    const seen = await readHolder(file);
-    if (seen !== undefined) {
-      const { holder, mtimeMs } = seen;
-      const dead = holder !== undefined && holder.host === me.host && !isAlive(holder.pid);
-      if (dead || Date.now() - mtimeMs > staleMs) {
-        await takeOverStale(file, holder, mtimeMs);
-        continue;
-      }
-      if (!told) {
-        told = true;
-        options.onWait?.(holder);
-      }
-    }
-    if (Date.now() > deadline) {
-      const who = seen?.holder === undefined ? 'another process' : `process ${seen.holder.pid} on ${seen.holder.host}`;
-      throw new HtmlDropError(
-        'lock_timeout',
-        `Another upsert with the same tags (${who}) held the lock ${file} for more than ${Math.round(timeoutMs / 1000)} s.`,
-        { details: { path: file } },
-      );
-    }
-    try {
-      // Jittered, growing to 200 ms: two waiters do not retry in lockstep.
-      await sleep(
-        Math.min(200, 20 + round * 10) + Math.random() * 30,
-        undefined,
-        options.signal === undefined ? {} : { signal: options.signal },
-      );
-    } catch {
-      throw new HtmlDropError('aborted', 'Waiting for the upsert lock was cancelled.');
-    }
-  }
-  const refresh = setInterval(
-    () => {
-      const now = new Date();
-      fs.utimes(file, now, now).catch(() => undefined);
-    },
-    Math.max(50, Math.floor(staleMs / 3)),
-  );
-  refresh.unref();
-  try {
-    return await fn();
-  } finally {
-    clearInterval(refresh);
-    const current = await readHolder(file);
-    if (current?.holder?.nonce === me.nonce) await fs.unlink(file).catch(() => undefined);
-  }
-}
-
-async function takeOverStale(file: string, judged: LockHolder | undefined, judgedMtime: number): Promise<void> {
-  const aside = `${file}.stale-${process.pid}-${randomBytes(4).toString('hex')}`;
-  try {
-    await fs.rename(file, aside);
-  } catch {
-    return; // someone else moved or released it: just try again
-  }
-  const moved = await readHolder(aside);
-  const same =
-    moved !== undefined &&
-    (judged === undefined
-      ? moved.holder === undefined && moved.mtimeMs === judgedMtime
-      : moved.holder?.nonce === judged.nonce);
-  if (!same) {
-    // We moved a fresh lock that replaced the stale one in between: put it back (link fails if a third took it).
-    await fs.link(aside, file).catch(() => undefined);
-  }
-  await fs.unlink(aside).catch(() => undefined);
+/** The Idempotency-Key of an upsert's create: the same on every machine for one service and tag set. */
+export function upsertCreateKey(server: string, match: Metadata): string {
+  return `upsert-${digest(server, match)}`;
 }
 
 function validateMatch(match: Metadata): void {
@@ -223,78 +101,200 @@ function validateMatch(match: Metadata): void {
   }
 }
 
-/** Lookup, then mutate, under the lock. */
+/** Lookup, then mutate, under the lock; other machines' writes in between are detected and built on. */
 export async function upsertDrop(
   client: HtmlDropClient,
   input: UpsertInput,
-  options: LockOptions = {},
+  options: UpsertOptions = {},
 ): Promise<UpsertResult> {
   validateMatch(input.match);
   const lockDir = options.lockDir ?? (await defaultLockDir());
   if (options.lockDir !== undefined) await ensurePrivateDir(lockDir);
   const file = path.join(lockDir, lockFileName(client.server, input.match));
-  const call = options.signal === undefined ? {} : { signal: options.signal };
-  return withLockFile(
-    file,
-    async () => {
-      const found = await client.listDrops(
-        { metadata: input.match, pageSize: 20, sortBy: 'created_at', sortOrder: 'asc' },
-        call,
-      );
-      const total = found.pagination.total_items;
-      if (total > 1) {
-        const slugs = found.data.map((d) => d.slug);
-        const more = total > slugs.length ? ` (and ${total - slugs.length} more)` : '';
-        throw new HtmlDropError(
-          'upsert_ambiguous',
-          `${total} drops match ${describeMatch(input.match)}: ${slugs.join(', ')}${more}. Refusing to guess; narrow the tags or update one by slug.`,
-          { details: { slugs, total } },
-        );
-      }
-      const existing = found.data[0];
-      if (existing === undefined && input.resolves !== undefined && input.resolves.length > 0) {
-        throw new HtmlDropError(
-          'usage',
-          `No drop matches ${describeMatch(input.match)}, so there is nothing to resolve ${input.resolves.join(', ')} in; nothing was published.`,
-        );
-      }
+  return withLockFile(file, () => new Upsert(client, input, options).run(), options);
+}
+
+/** One upsert's rounds: lookup, then create or update; a round that loses a race to another writer starts over. */
+class Upsert {
+  readonly #call: CallOptions;
+  readonly #conflicts: UpsertConflict[] = [];
+  /** The create's key: derived from the filter, until a refused create proves it stale. */
+  #createKey: string;
+  /** Set once a create was refused because another request used the key: the next lookup should find its drop. */
+  #raced = false;
+
+  constructor(
+    private readonly client: HtmlDropClient,
+    private readonly input: UpsertInput,
+    private readonly options: UpsertOptions,
+  ) {
+    this.#call = options.signal === undefined ? {} : { signal: options.signal };
+    this.#createKey = upsertCreateKey(client.server, input.match);
+  }
+
+  async run(): Promise<UpsertResult> {
+    let conflictsLeft = MAX_CONFLICT_RETRIES;
+    let inProgressLeft = MAX_IN_PROGRESS_ROUNDS;
+    for (;;) {
+      const existing = await this.#lookup();
       if (existing === undefined) {
-        const drop = await client.createDrop(
-          {
-            title: input.title,
-            html: input.html,
-            metadata: { ...input.metadata, ...input.match },
-            ...(input.description === undefined ? {} : { description: input.description }),
-            ...(input.context === undefined ? {} : { context: input.context }),
-            ...(input.passcode === undefined ? {} : { passcode: input.passcode }),
-            ...(input.comments === undefined ? {} : { comments: input.comments }),
-          },
-          call,
-        );
-        return { action: 'created', drop };
+        const created = await this.#create();
+        if (typeof created !== 'string') return this.#result('created', created);
+        if (created === 'in_progress' && inProgressLeft-- === 0) {
+          throw new HtmlDropError(
+            'request_in_progress',
+            `Another create of the drop tagged ${describeMatch(this.input.match)} is still running; try again shortly.`,
+            { status: 409 },
+          );
+        }
+        continue;
       }
-      let drop = await client.updateDrop(
-        existing.slug,
-        {
-          html: input.html,
-          title: input.title,
-          ...(input.description === undefined ? {} : { description: input.description }),
-          ...(input.context === undefined ? {} : { context: input.context }),
-          ...(input.metadata === undefined
-            ? {}
-            : { metadata: { ...existing.metadata, ...input.metadata, ...input.match } }),
-          ...(input.resolves === undefined || input.resolves.length === 0 ? {} : { resolves: input.resolves }),
-        },
-        call,
+      if (this.#raced) {
+        this.#raced = false;
+        this.#note('created', existing, `another writer created ${existing.slug} meanwhile`);
+      }
+      try {
+        return this.#result('updated', await this.#update(existing));
+      } catch (error) {
+        if (!(error instanceof HtmlDropError) || error.code !== 'version_conflict') throw error;
+        const latest = error.latestVersion ?? existing.latest_version + 1;
+        if (conflictsLeft-- === 0) throw this.#gaveUp(existing.slug, latest);
+        this.#note('version', { slug: existing.slug, latest_version: latest }, 'another writer published');
+      }
+    }
+  }
+
+  #result(action: UpsertResult['action'], drop: Drop): UpsertResult {
+    return { action, drop, conflicts: this.#conflicts };
+  }
+
+  #note(kind: UpsertConflict['kind'], drop: Pick<Drop, 'slug' | 'latest_version'>, what: string): void {
+    const message =
+      kind === 'created'
+        ? `${what} (version ${drop.latest_version}); publishing this document as a new version of it.`
+        : `${what} version ${drop.latest_version} of ${drop.slug} meanwhile; publishing this document on top of it.`;
+    const conflict: UpsertConflict = { kind, slug: drop.slug, version: drop.latest_version, message };
+    this.#conflicts.push(conflict);
+    this.options.onConflict?.(conflict);
+  }
+
+  #gaveUp(slug: string, latest: number): HtmlDropError {
+    return new HtmlDropError(
+      'version_conflict',
+      `Other writers kept publishing new versions of ${slug} (now version ${latest}) while this upsert tried ${MAX_CONFLICT_RETRIES + 1} times; nothing was published. Try again.`,
+      { status: 412, details: { slug, latest_version: latest } },
+    );
+  }
+
+  /** The one drop carrying the tags, or undefined; several is `upsert_ambiguous`. */
+  async #lookup(): Promise<Drop | undefined> {
+    const { match } = this.input;
+    const query = { metadata: match, pageSize: 20, sortBy: 'created_at', sortOrder: 'asc' } as const;
+    const found = await this.client.listDrops(query, this.#call);
+    const total = found.pagination.total_items;
+    if (total > 1) {
+      const slugs = found.data.map((d) => d.slug);
+      const more = total > slugs.length ? ` (and ${total - slugs.length} more)` : '';
+      throw new HtmlDropError(
+        'upsert_ambiguous',
+        `${total} drops match ${describeMatch(match)}: ${slugs.join(', ')}${more}. Refusing to guess; narrow the tags or update one by slug.`,
+        { details: { slugs, total } },
       );
-      if (input.comments !== undefined && input.comments !== drop.comments) {
-        drop = await client.patchDrop(existing.slug, { comments: input.comments }, call);
+    }
+    const existing = found.data[0];
+    const resolves = this.input.resolves ?? [];
+    if (existing === undefined && resolves.length > 0) {
+      throw new HtmlDropError(
+        'usage',
+        `No drop matches ${describeMatch(match)}, so there is nothing to resolve ${resolves.join(', ')} in; nothing was published.`,
+      );
+    }
+    return existing;
+  }
+
+  /**
+   * POST with the filter's key. The drop, or `reused` (another request used the key with another body: the next
+   * lookup finds its drop, or, if it finds none, the key is stale and replaced), or `in_progress` (still running).
+   */
+  async #create(): Promise<Drop | 'reused' | 'in_progress'> {
+    if (this.#raced) this.#createKey = newIdempotencyKey(); // refused, yet no drop carries the tags: a stale key
+    const body = this.#createBody();
+    let replayed = false;
+    const onResponse = (info: { replayed: boolean }) => {
+      replayed = info.replayed;
+    };
+    try {
+      const drop = await this.client.createDrop(body, { ...this.#call, idempotencyKey: this.#createKey, onResponse });
+      if (!replayed) return drop;
+      // An earlier identical create answered again: its drop may have been deleted or retagged since.
+      const current = await this.client.getDrop(drop.slug, this.#call).catch((error: unknown) => {
+        if (error instanceof HtmlDropError && error.code === 'not_found') return undefined;
+        throw error;
+      });
+      if (current !== undefined && carries(current.metadata, this.input.match)) return current;
+      return await this.client.createDrop(body, { ...this.#call, idempotencyKey: newIdempotencyKey() });
+    } catch (error) {
+      if (!(error instanceof HtmlDropError)) throw error;
+      if (error.code === 'idempotency_key_reused') {
+        this.#raced = true;
+        return 'reused';
       }
-      if (input.passcode !== undefined) drop = await client.setPasscode(existing.slug, input.passcode, call);
-      return { action: 'updated', drop };
-    },
-    options,
-  );
+      if (error.code === 'request_in_progress') return 'in_progress';
+      throw error;
+    }
+  }
+
+  #createBody(): CreateDropInput {
+    const { input } = this;
+    return {
+      title: input.title,
+      html: input.html,
+      metadata: { ...input.metadata, ...input.match },
+      ...(input.description === undefined ? {} : { description: input.description }),
+      ...(input.context === undefined ? {} : { context: input.context }),
+      ...(input.passcode === undefined ? {} : { passcode: input.passcode }),
+      ...(input.comments === undefined ? {} : { comments: input.comments }),
+      ...(input.expires_at === undefined || input.expires_at === null ? {} : { expires_at: input.expires_at }),
+    };
+  }
+
+  /** PUT If-Match the version the lookup saw, then the comment setting and expiry (PATCH) and the passcode. */
+  async #update(existing: Drop): Promise<Drop> {
+    const { input } = this;
+    const slug = existing.slug;
+    const resolves = input.resolves ?? [];
+    let drop = await this.client.updateDrop(
+      slug,
+      {
+        html: input.html,
+        title: input.title,
+        ...(input.description === undefined ? {} : { description: input.description }),
+        ...(input.context === undefined ? {} : { context: input.context }),
+        ...(input.metadata === undefined
+          ? {}
+          : { metadata: { ...existing.metadata, ...input.metadata, ...input.match } }),
+        ...(resolves.length === 0 ? {} : { resolves }),
+      },
+      { ...this.#call, ifMatch: existing.latest_version },
+    );
+    const comments = input.comments !== undefined && input.comments !== drop.comments ? input.comments : undefined;
+    const expires =
+      input.expires_at !== undefined && input.expires_at !== drop.expires_at ? input.expires_at : undefined;
+    if (comments !== undefined || expires !== undefined) {
+      const patch = {
+        ...(comments === undefined ? {} : { comments }),
+        ...(expires === undefined ? {} : { expires_at: expires }),
+      };
+      drop = await this.client.patchDrop(slug, patch, this.#call);
+    }
+    if (input.passcode !== undefined) drop = await this.client.setPasscode(slug, input.passcode, this.#call);
+    return drop;
+  }
+}
+
+/** Whether `metadata` has every pair of `match`. */
+function carries(metadata: Metadata, match: Metadata): boolean {
+  return Object.entries(match).every(([key, value]) => metadata[key] === value);
 }
 
 export function describeMatch(match: Metadata): string {

@@ -13,8 +13,8 @@ import { registerTools } from './tools.js';
 
 const USAGE = `Usage: htmldrop-mcp [--server <url>] [--token <token>]
 
-The htmldrop MCP server (stdio). Tools: publish, update, list, get, delete, get_feedback, resolve_comment,
-get_stats.
+The htmldrop MCP server (stdio). Tools: publish, update, list, get, delete, diff, restore, get_feedback,
+resolve_comment, get_stats.
   --server <url>    the service (default $HTMLDROP_SERVER, else ${DEFAULT_SERVER})
   --token <token>   token to use (else ./.htmldrop/token, $HTMLDROP_TOKEN, ~/.config/htmldrop/token)
 Sign in once with \`htmldrop login\`; the token file it writes is read on every tool call.`;
@@ -22,9 +22,12 @@ Sign in once with \`htmldrop login\`; the token file it writes is read on every 
 const INSTRUCTIONS = `htmldrop hosts complete, standalone HTML documents at stable public URLs. Use \`publish\` with the full
 document (inline CSS/JS, no local files) and share the returned drop.url. To keep one URL for a document you
 regenerate, pass upsert_by tags to \`publish\` (or \`update\` a known slug). \`list\` finds drops by tags; \`get\` shows
-versions; \`delete\` removes a drop or one version. People comment on a drop in its viewer: \`get_feedback\` (with
-\`wait\`) returns their comments; pass the ids a new version addresses as \`resolves\` to \`update\` (or \`publish\`
-with upsert_by), or mark one done with \`resolve_comment\`. \`get_stats\` tells whether the drop was viewed.`;
+versions; \`diff\` shows what changed between two versions and \`restore\` republishes an old one; \`delete\` removes a
+drop or one version. Pass \`if_match\` (the latest_version you worked from) to \`update\` so that nobody's version is
+overtaken unseen; \`expires\` ("7d", an ISO date, "never") makes a drop expire. People comment on a drop in its
+viewer: \`get_feedback\` (with \`wait\`) returns their comments; pass the ids a new version addresses as \`resolves\`
+to \`update\` (or \`publish\` with upsert_by), or mark one done with \`resolve_comment\`. \`get_stats\` tells whether
+the drop was viewed.`;
 
 function fail(message: string): never {
   process.stderr.write(`htmldrop-mcp: ${message}\n`);

@@ -94,12 +94,14 @@ describe('the onboarding fast path', () => {
       const { tools } = await client.listTools();
       expect(tools.map((t) => t.name).sort()).toEqual([
         'delete',
+        'diff',
         'get',
         'get_feedback',
         'get_stats',
         'list',
         'publish',
         'resolve_comment',
+        'restore',
         'update',
       ]);
       const html = '<!doctype html><html><head><title>M</title></head><body><h1>Via MCP</h1></body></html>';

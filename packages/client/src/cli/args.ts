@@ -4,6 +4,7 @@
  */
 import { type ParseArgsConfig, parseArgs } from 'node:util';
 import { HtmlDropError } from '../errors.js';
+import { parseExpires } from '../expires.js';
 import type { CommentSetting, Metadata } from '../types.js';
 
 /** The option table of a command, as node:util parseArgs takes it. */
@@ -118,4 +119,15 @@ export function idList(values: Values, name: string): string[] {
   const trimmed = ids.map((id) => id.trim());
   if (trimmed.some((id) => id === '')) throw usage(`--${name} expects comment ids separated by commas (c_...,c_...).`);
   return [...new Set(trimmed)];
+}
+
+/** The value of --expires as `expires_at`: Unix ms, null for `never`, undefined without the flag. */
+export function expiresOption(values: Values, now = Date.now()): number | null | undefined {
+  const value = str(values, 'expires');
+  return value === undefined ? undefined : parseExpires(value, now, '--expires');
+}
+
+/** The value of --if-match: the version a write requires to be the latest, or undefined without it. */
+export function ifMatchOption(values: Values): number | undefined {
+  return integer(str(values, 'if-match'), '--if-match', 1);
 }

@@ -7,6 +7,21 @@ import { type ResolvedToken, requireToken, resolveToken } from '../token-store.j
 import { integer, type Options, str, type Values } from './args.js';
 import type { Output } from './output.js';
 
+/** How many times a create or PUT is sent again after a lost answer or a brief outage (same Idempotency-Key). */
+const WRITE_RETRIES = 3;
+
+/** What the CLI says before a retry: a 429, a write whose answer was lost, or a write still running elsewhere. */
+function retryMessage(n: RetryNotice, retries: number): string {
+  if (n.idempotencyKey === undefined) {
+    return `the service answered 429 ${n.code}; retrying in ${n.waitSeconds} s (${n.attempt}/${retries}).`;
+  }
+  const count = `(${n.attempt}/${WRITE_RETRIES})`;
+  if (n.code === 'request_in_progress') {
+    return `the same write (Idempotency-Key ${n.idempotencyKey}) is still running on the service; asking again in ${n.waitSeconds} s ${count}.`;
+  }
+  return `the write failed (${n.code}); sending it again in ${n.waitSeconds} s with the same Idempotency-Key, so it is written once ${count}.`;
+}
+
 /** The process plumbing a run works with (the real process in main.ts). */
 export interface Io {
   readonly stdout: NodeJS.WriteStream;
@@ -58,8 +73,8 @@ export function createContext(
   const clientOptions = {
     maxRetries: retries,
     timeoutMs: 120_000,
-    onRetry: (n: RetryNotice) =>
-      out.warn(`the service answered 429 ${n.code}; retrying in ${n.waitSeconds} s (${n.attempt}/${retries}).`),
+    onRetry: (n: RetryNotice) => out.warn(retryMessage(n, retries)),
+    maxWriteRetries: WRITE_RETRIES,
   };
   const anonymous = new HtmlDropClient({ ...clientOptions, server });
   const locations = { flag: tokenFlag, cwd: io.cwd, home: io.home, env: io.env };

@@ -1,4 +1,5 @@
 /** Human formatting for the command line: times, tags, aligned tables, sizes, a drop's details. */
+import { describeExpiry } from '../expires.js';
 import type { Drop, Metadata } from '../types.js';
 import { describeMatch } from '../upsert.js';
 
@@ -40,6 +41,7 @@ export function dropDetails(drop: Drop): string {
     ['Tags', tags(drop.metadata)],
     ['Created', when(drop.created_at)],
     ['Updated', when(drop.updated_at)],
+    ['Expires', describeExpiry(drop.expires_at ?? null)],
   ];
   if (drop.description !== '') rows.push(['Description', drop.description]);
   return rows.map(([k, v]) => `${k.padEnd(12)}${v}`).join('\n');

@@ -1,8 +1,9 @@
 /** The `delete` tool: a whole drop, or one of its versions. */
+import { HtmlDropError } from '@htmldrop/client';
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { z } from 'zod';
 import type { ToolContext } from './context.js';
-import { slug } from './schema.js';
+import { ifMatch, slug } from './schema.js';
 
 const TOOL = {
   title: 'Delete a drop or one version',
@@ -11,6 +12,11 @@ const TOOL = {
   inputSchema: {
     slug,
     version: z.number().int().min(1).optional().describe('Delete only this version (optional).'),
+    if_match: ifMatch
+      .optional()
+      .describe(
+        'Only with a whole drop: delete it only if this is still its latest_version; otherwise nothing is deleted (version_conflict).',
+      ),
   },
   annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: true },
 };
@@ -20,10 +26,13 @@ export function registerDeleteTool(mcp: McpServer, { guarded }: ToolContext): vo
     guarded(async (client) => {
       const api = await client();
       if (args.version !== undefined) {
+        if (args.if_match !== undefined) {
+          throw new HtmlDropError('usage', 'if_match applies to deleting the whole drop, not one version.');
+        }
         const drop = await api.deleteVersion(args.slug, args.version);
         return { deleted: 'version', slug: args.slug, version: args.version, drop };
       }
-      await api.deleteDrop(args.slug);
+      await api.deleteDrop(args.slug, args.if_match === undefined ? {} : { ifMatch: args.if_match });
       return { deleted: 'drop', slug: args.slug };
     }),
   );

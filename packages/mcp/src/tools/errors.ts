@@ -41,6 +41,12 @@ const HINTS: Readonly<Record<string, string>> = {
   daily_quota_exceeded: 'The daily write quota is used up: try again after retry_after_seconds.',
   quota_exceeded: 'The account has the maximum number of drops: delete old drops first.',
   last_version_cannot_be_deleted: 'This is the only version: delete the whole drop instead (omit version).',
+  version_conflict:
+    'Someone published another version since the one you based this on (details.latest_version is the latest): get or diff it, fold its changes into your document if needed, then try again with if_match set to that version.',
+  version_not_found: 'No such version: get lists the versions that exist.',
+  idempotency_key_reused:
+    'This idempotency key was used before with another request body: send a new request (a new key), not a changed repeat.',
+  request_in_progress: 'The same write is still running on the service: wait a few seconds and call again.',
   network_error: 'The htmldrop service is not reachable: check that it runs and that HTMLDROP_SERVER is right.',
   bad_response: 'The configured address does not answer like an htmldrop service: check HTMLDROP_SERVER.',
 };

@@ -1,19 +1,26 @@
 /** The `publish` tool: a new drop, or with `upsert_by` a new version of the drop carrying those tags. */
-import { type Drop, type HtmlDropClient, HtmlDropError, upsertDrop } from '@htmldrop/client';
+import {
+  type Drop,
+  type HtmlDropClient,
+  HtmlDropError,
+  parseExpires,
+  type UpsertConflict,
+  upsertDrop,
+} from '@htmldrop/client';
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { z } from 'zod';
 import { type ToolContext, warningsJson } from './context.js';
-import { commentSetting, htmlInput, metadata, resolves, STANDALONE_RULE } from './schema.js';
+import { commentSetting, expires, htmlInput, metadata, resolves, STANDALONE_RULE } from './schema.js';
 
 const TOOL = {
   title: 'Publish an HTML document',
   description: `Publish a complete, standalone HTML document at a stable public URL and return the drop; share its \`url\`. ${STANDALONE_RULE}
 
-To keep ONE url for a document you regenerate (a report, a dashboard), pass \`upsert_by\` tags, e.g. {"project":"acme","kind":"weekly"}: the drop carrying all of them gets a new version behind the same url; if none does, a new drop with those tags is created; if several do, nothing changes and the error upsert_ambiguous lists them. Concurrent upserts on this machine are serialized.
+To keep ONE url for a document you regenerate (a report, a dashboard), pass \`upsert_by\` tags, e.g. {"project":"acme","kind":"weekly"}: the drop carrying all of them gets a new version behind the same url; if none does, a new drop with those tags is created; if several do, nothing changes and the error upsert_ambiguous lists them. Concurrent upserts on this machine are serialized; when a writer elsewhere published a version (or created the drop) between the lookup and the write, this document goes on top of it and \`conflicts\` says so: no version is lost.
 
 People can comment in the viewer's Comments panel (\`comments\` sets who may); read their comments with get_feedback, and pass the ids a new version addresses as \`resolves\` (with upsert_by, or on update).
 
-Returns {"action":"created"|"updated","drop":{slug,url,raw_url,latest_version,...},"warnings":[...]}; warnings name what may break (relative references to local files, a missing doctype).`,
+Returns {"action":"created"|"updated","drop":{slug,url,raw_url,latest_version,expires_at,...},"warnings":[...],"conflicts"?:[{kind,slug,version,message}]}; warnings name what may break (relative references to local files, a missing doctype).`,
   inputSchema: {
     ...htmlInput,
     title: z.string().min(1).max(200).describe('Title shown on the viewer page (at most 200 characters).'),
@@ -32,6 +39,7 @@ Returns {"action":"created"|"updated","drop":{slug,url,raw_url,latest_version,..
         'Tags that identify the drop to update (lookup, then update or create). On update, `metadata` keys are merged into the existing tags.',
       ),
     comments: commentSetting.optional(),
+    expires: expires.optional(),
     resolves: resolves
       .optional()
       .describe(
@@ -45,6 +53,7 @@ type PublishInput = z.infer<z.ZodObject<typeof TOOL.inputSchema>>;
 
 /** Creates the drop, or upserts it when `upsert_by` names at least one tag. */
 async function publish(api: HtmlDropClient, args: PublishInput, html: string) {
+  const expiresAt = args.expires === undefined ? undefined : parseExpires(args.expires, Date.now(), 'expires');
   const optional = {
     ...(args.description === undefined ? {} : { description: args.description }),
     ...(args.context === undefined ? {} : { context: args.context }),
@@ -59,22 +68,25 @@ async function publish(api: HtmlDropClient, args: PublishInput, html: string) {
       'resolves marks comments resolved in a new version of an existing drop: pass upsert_by too, or call update with its slug.',
     );
   }
-  let result: { action: 'created' | 'updated'; drop: Drop };
+  let result: { action: 'created' | 'updated'; drop: Drop; conflicts?: readonly UpsertConflict[] };
   if (upsert && args.upsert_by !== undefined) {
-    result = await upsertDrop(api, {
+    const { conflicts, ...upserted } = await upsertDrop(api, {
       match: args.upsert_by,
       html,
       title: args.title,
       ...optional,
       ...(args.metadata === undefined ? {} : { metadata: args.metadata }),
+      ...(expiresAt === undefined ? {} : { expires_at: expiresAt }),
       ...(resolving && args.resolves !== undefined ? { resolves: args.resolves } : {}),
     });
+    result = { ...upserted, ...(conflicts.length > 0 ? { conflicts } : {}) };
   } else {
     const drop = await api.createDrop({
       title: args.title,
       html,
       ...optional,
       ...(args.metadata === undefined ? {} : { metadata: args.metadata }),
+      ...(expiresAt === undefined || expiresAt === null ? {} : { expires_at: expiresAt }),
     });
     result = { action: 'created', drop };
   }

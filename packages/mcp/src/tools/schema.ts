@@ -33,3 +33,18 @@ export const resolves = z
   .describe(
     'Ids of comments (c_..., from get_feedback) this new version addresses: they are marked resolved in it. An id that is not a comment of the drop is invalid_arg and nothing is written.',
   );
+export const expires = z
+  .string()
+  .min(1)
+  .max(40)
+  .describe(
+    'When the drop expires: a duration from now (30m, 12h, 7d, 2w), an ISO 8601 date or time (2026-12-31, 2026-12-31T18:00:00Z; UTC unless a zone is given), or "never" (no expiry; on an existing drop it clears one). From 1 minute to 365 days ahead. At that instant its url answers 410 Gone and the drop is deleted within the hour.',
+  );
+export const ifMatch = z
+  .number()
+  .int()
+  .min(1)
+  .describe(
+    "Only if this is still the drop's latest_version (as you last read it): otherwise nothing changes and the error is version_conflict with details.latest_version. Guards against overwriting a version someone else published meanwhile.",
+  );
+export const version = z.number().int().min(1);

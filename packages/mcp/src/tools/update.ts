@@ -1,14 +1,17 @@
 /** The `update` tool: a new version of a drop given by slug; `metadata` is merged into its tags. */
+import { parseExpires } from '@htmldrop/client';
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { z } from 'zod';
 import { type ToolContext, warningsJson } from './context.js';
-import { commentSetting, htmlInput, metadata, resolves, STANDALONE_RULE, slug } from './schema.js';
+import { commentSetting, expires, htmlInput, ifMatch, metadata, resolves, STANDALONE_RULE, slug } from './schema.js';
 
 const TOOL = {
   title: 'Upload a new version of a drop',
   description: `Upload a new version of an existing drop: same url, latest_version + 1 (older versions stay viewable at url?v=<n>). ${STANDALONE_RULE}
 
 To close the feedback loop, pass the ids of the comments (from get_feedback) this version addresses as \`resolves\`: they are marked resolved in it.
+
+Pass \`if_match\` (the latest_version you based this document on) so that a version someone else published meanwhile is not silently overtaken: the call then fails with version_conflict, and you can diff, merge and try again.
 
 Returns {"action":"updated","drop":{...},"warnings":[...]}.`,
   inputSchema: {
@@ -23,6 +26,8 @@ Returns {"action":"updated","drop":{...},"warnings":[...]}.`,
     metadata: metadata.optional().describe('Tags to set; merged into the existing tags (other keys are kept).'),
     resolves: resolves.optional(),
     comments: commentSetting.optional(),
+    expires: expires.optional(),
+    if_match: ifMatch.optional(),
   },
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
 };
@@ -31,20 +36,27 @@ export function registerUpdateTool(mcp: McpServer, { guarded, documentOf }: Tool
   mcp.registerTool('update', TOOL, (args) =>
     guarded(async (client) => {
       const { html, warnings } = await documentOf(args);
+      const expiresAt = args.expires === undefined ? undefined : parseExpires(args.expires, Date.now(), 'expires');
       const api = await client();
       const merged =
         args.metadata === undefined ? undefined : { ...(await api.getDrop(args.slug)).metadata, ...args.metadata };
-      let drop = await api.updateDrop(args.slug, {
-        html,
-        ...(args.title === undefined ? {} : { title: args.title }),
-        ...(args.description === undefined ? {} : { description: args.description }),
-        ...(args.context === undefined ? {} : { context: args.context }),
-        ...(merged === undefined ? {} : { metadata: merged }),
-        ...(args.resolves === undefined || args.resolves.length === 0 ? {} : { resolves: args.resolves }),
-      });
-      if (args.comments !== undefined && args.comments !== drop.comments) {
-        drop = await api.patchDrop(args.slug, { comments: args.comments });
-      }
+      let drop = await api.updateDrop(
+        args.slug,
+        {
+          html,
+          ...(args.title === undefined ? {} : { title: args.title }),
+          ...(args.description === undefined ? {} : { description: args.description }),
+          ...(args.context === undefined ? {} : { context: args.context }),
+          ...(merged === undefined ? {} : { metadata: merged }),
+          ...(args.resolves === undefined || args.resolves.length === 0 ? {} : { resolves: args.resolves }),
+        },
+        args.if_match === undefined ? {} : { ifMatch: args.if_match },
+      );
+      const patch = {
+        ...(args.comments !== undefined && args.comments !== drop.comments ? { comments: args.comments } : {}),
+        ...(expiresAt !== undefined && expiresAt !== drop.expires_at ? { expires_at: expiresAt } : {}),
+      };
+      if (Object.keys(patch).length > 0) drop = await api.patchDrop(args.slug, patch);
       return { action: 'updated', drop, warnings: warningsJson(warnings) };
     }),
   );

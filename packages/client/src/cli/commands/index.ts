@@ -1,6 +1,7 @@
 /** The commands of the command line, by name, in the order `htmldrop --help` lists them. */
 import type { Command } from '../context.js';
 import { feedback } from './feedback.js';
+import { diff, restore } from './history.js';
 import { listCommand, show, versions } from './list.js';
 import { login, logout, whoami } from './login.js';
 import { open } from './open.js';
@@ -21,6 +22,8 @@ export const COMMANDS: Readonly<Record<string, Command>> = {
   list: listCommand,
   show,
   versions,
+  diff,
+  restore,
   feedback,
   resolve,
   stats,

@@ -2,13 +2,34 @@
  * Commands that upload a document: publish (a new drop, or the upsert by tags of docs/api.md section 4.3) and update
  * (a new version of a drop).
  */
+import type { HtmlDropClient } from '../../client.js';
+import { describeExpiry } from '../../expires.js';
 import { assertPublishable, checkHtml, documentTitle, type HtmlWarning } from '../../html-checks.js';
 import { readTextSource } from '../../source.js';
-import type { Drop } from '../../types.js';
-import { describeMatch, upsertDrop } from '../../upsert.js';
-import { bool, commentSetting, idList, list, parsePairs, positional, str, usage } from '../args.js';
+import type { Drop, Metadata } from '../../types.js';
+import { describeMatch, type UpsertConflict, type UpsertInput, upsertDrop } from '../../upsert.js';
+import {
+  bool,
+  commentSetting,
+  expiresOption,
+  idList,
+  ifMatchOption,
+  list,
+  parsePairs,
+  positional,
+  str,
+  usage,
+  type Values,
+} from '../args.js';
 import type { Command, Context } from '../context.js';
 import { maybeOpen } from './open.js';
+
+/** What publish and update did: the action, the drop, and what other writers did meanwhile (upsert). */
+interface Published {
+  readonly action: 'created' | 'updated';
+  readonly drop: Drop;
+  readonly conflicts?: readonly UpsertConflict[];
+}
 
 /** Reads the document ("-" is stdin), refuses what is not publishable, and warns about what breaks standalone. */
 async function readHtml(ctx: Context, file: string, force: boolean) {
@@ -30,12 +51,45 @@ async function readContext(file: string | undefined, ctx: Context): Promise<stri
 function publishedText(action: 'created' | 'updated', drop: Drop, resolves: readonly string[] = []): string {
   const verb = action === 'created' ? 'Published' : 'Updated';
   const resolved = resolves.length === 0 ? '' : `\nResolved in version ${drop.latest_version}: ${resolves.join(', ')}`;
-  return `${verb} "${drop.title}" (version ${drop.latest_version}${drop.locked ? ', passcode' : ''})\n${drop.url}${resolved}`;
+  const expires = (drop.expires_at ?? null) === null ? '' : `\nExpires ${describeExpiry(drop.expires_at)}`;
+  return `${verb} "${drop.title}" (version ${drop.latest_version}${drop.locked ? ', passcode' : ''})\n${drop.url}${resolved}${expires}`;
 }
 
-/** The JSON result of publish and update: `resolved` only when --resolves was given. */
-function resultJson(action: 'created' | 'updated', drop: Drop, warnings: readonly HtmlWarning[], resolves: string[]) {
-  return { action, drop, warnings: warningsJson(warnings), ...(resolves.length > 0 ? { resolved: resolves } : {}) };
+/**
+ * The JSON result of publish and update: `resolved` only when --resolves was given, `conflicts` only when other
+ * writers got in between an upsert's lookup and its write.
+ */
+function resultJson(result: Published, warnings: readonly HtmlWarning[], resolves: string[]) {
+  const { action, drop, conflicts = [] } = result;
+  return {
+    action,
+    drop,
+    warnings: warningsJson(warnings),
+    ...(resolves.length > 0 ? { resolved: resolves } : {}),
+    ...(conflicts.length > 0 ? { conflicts } : {}),
+  };
+}
+
+/** The upsert of publish --upsert, telling on stderr when another writer got in between. */
+function upsert(ctx: Context, client: HtmlDropClient, input: UpsertInput): Promise<Published> {
+  const match = input.match;
+  return upsertDrop(client, input, {
+    onWait: () => ctx.out.note(`Waiting for another upsert of ${describeMatch(match)} to finish...`),
+    onConflict: (conflict) => ctx.out.warn(conflict.message),
+  });
+}
+
+/** The optional fields of publish, as the create and the upsert take them. */
+function optionalFields(values: Values, context: string | undefined) {
+  const description = str(values, 'description');
+  const passcode = str(values, 'passcode');
+  const comments = commentSetting(values);
+  return {
+    ...(description === undefined ? {} : { description }),
+    ...(context === undefined ? {} : { context }),
+    ...(passcode === undefined ? {} : { passcode }),
+    ...(comments === undefined ? {} : { comments }),
+  };
 }
 
 /** The warnings as the JSON result carries them. */
@@ -46,7 +100,7 @@ function warningsJson(warnings: readonly HtmlWarning[]) {
 /** `htmldrop publish`. */
 export const publish: Command = {
   usage:
-    'publish <file|-> [--title <t>] [--description <d>] [--context-file <f>] [--passcode <p>] [--comments <who>] [--meta k=v]... [--upsert k=v]... [--resolves <ids>] [--force] [--open]',
+    'publish <file|-> [--title <t>] [--description <d>] [--context-file <f>] [--passcode <p>] [--comments <who>] [--expires <when>] [--meta k=v]... [--upsert k=v]... [--resolves <ids>] [--force] [--open]',
   summary: 'Publish a standalone HTML document (new drop, or upsert by tags)',
   help: `Uploads one complete, standalone HTML document ("-" reads stdin) and prints its public URL.
 
@@ -55,11 +109,15 @@ export const publish: Command = {
   --context-file <f>    a text file recorded with this version as its context (reasoning trace)
   --passcode <p>        share gate, at least 4 characters
   --comments <who>      who may comment in the viewer: off, signed_in (the service's default) or open
+  --expires <when>      the drop expires: 30m, 12h, 7d, 2w, an ISO date (2026-12-31, 2026-12-31T18:00:00Z) or
+                        never; from 1 minute to 365 days ahead. Then its URL answers 410 and it is deleted
   --meta k=v            owner-only tag; repeat for several
   --upsert k=v          lookup, then mutate: the drop tagged with all these pairs gets a new version; if none has
                         them, a new drop is created with them; if several do, nothing is changed (exit 7).
-                        Concurrent upserts on this machine are serialized with a lock file. With --meta, on
-                        update the given tags are merged into the drop's tags.
+                        Concurrent upserts on this machine are serialized with a lock file; a version another
+                        machine published meanwhile is never lost: this one goes on top of it, with a warning
+                        (exit 7 if other writers keep getting in first). With --meta, on update the given tags
+                        are merged into the drop's tags. --expires on update: one more write (never clears it).
   --resolves <ids>      with --upsert: comment ids (c_...,c_...) the new version addresses; they are marked resolved
                         in it. When no drop matches, nothing is published (exit 2)
   --force               upload even if the file does not look like HTML
@@ -73,6 +131,7 @@ Before uploading it warns about what breaks in a standalone document: relative s
     'context-file': { type: 'string' },
     passcode: { type: 'string' },
     comments: { type: 'string' },
+    expires: { type: 'string' },
     meta: { type: 'string', multiple: true },
     upsert: { type: 'string', multiple: true },
     resolves: { type: 'string', multiple: true },
@@ -84,8 +143,9 @@ Before uploading it warns about what breaks in a standalone document: relative s
     if (args.length > 1) throw usage(`publish takes one file (got ${args.length}).`);
     const meta = parsePairs(list(values, 'meta'), '--meta');
     const match = parsePairs(list(values, 'upsert'), '--upsert');
-    const comments = commentSetting(values);
     const resolves = idList(values, 'resolves');
+    const expires = expiresOption(values);
+    commentSetting(values); // refused before the file is read, like the other flags
     if (resolves.length > 0 && Object.keys(match).length === 0) {
       throw usage(
         '--resolves marks comments resolved in a new version: use it with --upsert, or run: htmldrop update.',
@@ -94,42 +154,28 @@ Before uploading it warns about what breaks in a standalone document: relative s
     const { html, name, warnings } = await readHtml(ctx, file, bool(values, 'force'));
     const title = str(values, 'title') ?? documentTitle(html);
     if (title === undefined) throw usage(`--title is required: ${name} has no <title>.`);
-    const context = await readContext(str(values, 'context-file'), ctx);
-    const description = str(values, 'description');
-    const passcode = str(values, 'passcode');
+    const optional = optionalFields(values, await readContext(str(values, 'context-file'), ctx));
     const { client } = await ctx.authenticated();
-    const optional = {
-      ...(description === undefined ? {} : { description }),
-      ...(context === undefined ? {} : { context }),
-      ...(passcode === undefined ? {} : { passcode }),
-      ...(comments === undefined ? {} : { comments }),
-    };
-    let result: { action: 'created' | 'updated'; drop: Drop };
+    const metadata: { metadata?: Metadata } = Object.keys(meta).length > 0 ? { metadata: meta } : {};
+    let result: Published;
     if (Object.keys(match).length > 0) {
-      result = await upsertDrop(
-        client,
-        {
-          match,
-          html,
-          title,
-          ...optional,
-          ...(Object.keys(meta).length > 0 ? { metadata: meta } : {}),
-          ...(resolves.length > 0 ? { resolves } : {}),
-        },
-        { onWait: () => ctx.out.note(`Waiting for another upsert of ${describeMatch(match)} to finish...`) },
-      );
-    } else {
-      const drop = await client.createDrop({
-        title,
+      result = await upsert(ctx, client, {
+        match,
         html,
+        title,
         ...optional,
-        ...(Object.keys(meta).length > 0 ? { metadata: meta } : {}),
+        ...metadata,
+        ...(expires === undefined ? {} : { expires_at: expires }),
+        ...(resolves.length > 0 ? { resolves } : {}),
       });
-      result = { action: 'created', drop };
+    } else {
+      const expiry = expires === undefined || expires === null ? {} : { expires_at: expires };
+      result = {
+        action: 'created',
+        drop: await client.createDrop({ title, html, ...optional, ...metadata, ...expiry }),
+      };
     }
-    ctx.out.result(resultJson(result.action, result.drop, warnings, resolves), () =>
-      publishedText(result.action, result.drop, resolves),
-    );
+    ctx.out.result(resultJson(result, warnings, resolves), () => publishedText(result.action, result.drop, resolves));
     if (bool(values, 'open')) await maybeOpen(ctx, result.drop.url);
   },
 };
@@ -137,7 +183,7 @@ Before uploading it warns about what breaks in a standalone document: relative s
 /** `htmldrop update`. */
 export const update: Command = {
   usage:
-    'update <slug> <file|-> [--title <t>] [--description <d>] [--context-file <f>] [--meta k=v]... [--resolves <ids>] [--comments <who>] [--force]',
+    'update <slug> <file|-> [--title <t>] [--description <d>] [--context-file <f>] [--meta k=v]... [--resolves <ids>] [--comments <who>] [--expires <when>] [--if-match <n>] [--force]',
   summary: 'Upload a new version of a drop',
   help: `Uploads a new version of <slug> (same URL, latest_version + 1). "-" reads stdin.
 
@@ -148,6 +194,10 @@ export const update: Command = {
                                    marked resolved in it. An id that is not a comment of the drop: exit 2, nothing
                                    uploaded
   --comments <who>                 who may comment: off, signed_in or open (one more write after the upload)
+  --expires <when>                 30m, 12h, 7d, 2w, an ISO date, or never (clears it): when the drop expires (one
+                                   more write after the upload)
+  --if-match <n>                   upload only if version n is still the latest; otherwise nothing is uploaded and
+                                   the exit code is 7 (version_conflict), naming the latest version
   --force                          upload even if the file does not look like HTML`,
   options: {
     title: { type: 'string' },
@@ -156,6 +206,8 @@ export const update: Command = {
     meta: { type: 'string', multiple: true },
     resolves: { type: 'string', multiple: true },
     comments: { type: 'string' },
+    expires: { type: 'string' },
+    'if-match': { type: 'string' },
     force: { type: 'boolean' },
   },
   async run(ctx, values, args) {
@@ -164,21 +216,33 @@ export const update: Command = {
     const meta = parsePairs(list(values, 'meta'), '--meta');
     const comments = commentSetting(values);
     const resolves = idList(values, 'resolves');
+    const expires = expiresOption(values);
+    const ifMatch = ifMatchOption(values);
     const { html, warnings } = await readHtml(ctx, file, bool(values, 'force'));
     const context = await readContext(str(values, 'context-file'), ctx);
     const title = str(values, 'title');
     const description = str(values, 'description');
     const { client } = await ctx.authenticated();
     const metadata = Object.keys(meta).length > 0 ? { ...(await client.getDrop(slug)).metadata, ...meta } : undefined;
-    let drop = await client.updateDrop(slug, {
-      html,
-      ...(title === undefined ? {} : { title }),
-      ...(description === undefined ? {} : { description }),
-      ...(context === undefined ? {} : { context }),
-      ...(metadata === undefined ? {} : { metadata }),
-      ...(resolves.length > 0 ? { resolves } : {}),
-    });
-    if (comments !== undefined && comments !== drop.comments) drop = await client.patchDrop(slug, { comments });
-    ctx.out.result(resultJson('updated', drop, warnings, resolves), () => publishedText('updated', drop, resolves));
+    let drop = await client.updateDrop(
+      slug,
+      {
+        html,
+        ...(title === undefined ? {} : { title }),
+        ...(description === undefined ? {} : { description }),
+        ...(context === undefined ? {} : { context }),
+        ...(metadata === undefined ? {} : { metadata }),
+        ...(resolves.length > 0 ? { resolves } : {}),
+      },
+      ifMatch === undefined ? {} : { ifMatch },
+    );
+    const patch = {
+      ...(comments !== undefined && comments !== drop.comments ? { comments } : {}),
+      ...(expires !== undefined && expires !== drop.expires_at ? { expires_at: expires } : {}),
+    };
+    if (Object.keys(patch).length > 0) drop = await client.patchDrop(slug, patch);
+    ctx.out.result(resultJson({ action: 'updated', drop }, warnings, resolves), () =>
+      publishedText('updated', drop, resolves),
+    );
   },
 };

@@ -24,14 +24,18 @@ The service hands out its own CLI; nothing else to install:
     htmldrop feedback <slug> --wait 60               # waits for comments people leave on the URL; prints them
     htmldrop update <slug> report.html --resolves <id>,<id>
                                                      # a new version; those comments are resolved in it
+    htmldrop update <slug> report.html --if-match 3  # only if version 3 is still the latest (else exit 7)
+    htmldrop diff <slug>                             # what changed in the latest version (--from a --to b)
+    htmldrop restore <slug> 2                        # version 2 again, as the newest version
+    htmldrop publish report.html --expires 7d        # the URL answers 410 after 7 days (12h, 30m, a date, never)
 
 If your shell cannot wait for the human, run \`htmldrop login --no-wait\` (prints the URL, code and a poll token)
 and later \`htmldrop login --poll-token <token>\`. Output is JSON when stdout is not a terminal; exit codes:
 0 ok, 2 bad input, 3 authentication, 4 not found, 5 limits, 6 service unreachable, 7 conflict.
 
 MCP clients: the service also hands out its MCP server (stdio; tools publish with upsert by tags, update, list,
-get, delete, get_feedback, resolve_comment, get_stats). Sign in once with the CLI above (the MCP server reads the
-same token), then register it, e.g. with Claude Code:
+get, delete, diff, restore, get_feedback, resolve_comment, get_stats). Sign in once with the CLI above (the MCP
+server reads the same token), then register it, e.g. with Claude Code:
 
     claude mcp add htmldrop -e HTMLDROP_SERVER=${b} -- npx --yes --package=${b}/mcp/htmldrop-mcp.tgz htmldrop-mcp
 
@@ -85,7 +89,13 @@ Optional fields: \`description\` (<= ${l.maxDescriptionChars} chars), \`passcode
 \`context\` (your reasoning trace for this version, <= ${l.maxContextBytes} bytes, shown behind a toggle on the viewer),
 \`metadata\` (owner-only string tags, <= ${l.maxMetadataKeys} keys, for finding the drop again; never shown publicly),
 \`comments\` (who may comment in the viewer: \`off\`, \`signed_in\` (default; people signed in to this service) or \`open\`
-(anyone with the URL, under a typed name); PATCH changes it).`;
+(anyone with the URL, under a typed name); PATCH changes it), \`expires_at\` (Unix ms, now + 60 s to now + 365 days:
+from then on the URL answers 410 and the API 404, and the drop is deleted within the hour; PATCH changes it, null
+clears it).
+Send \`Idempotency-Key: <1-255 visible ASCII chars, e.g. a UUID>\` to retry safely: a repeat with the same key and
+body within 24 h answers the first answer again (\`Idempotent-Replayed: true\`) and creates nothing; another body with
+that key is 422 \`idempotency_key_reused\`; a repeat while the first still runs is 409 \`request_in_progress\` (retry
+after \`Retry-After\`). PUT takes it too.`;
 }
 
 /** Step 3: a new version behind the same URL. */
@@ -96,8 +106,13 @@ function updateSection(b: string): string {
       | curl -s -X PUT ${b}/api/drops/<slug> -H "Authorization: Bearer $HTMLDROP_TOKEN" \\
           -H 'Content-Type: application/json' --data-binary @-
 
-PUT always creates a new version (\`latest_version\` goes up). To change only title, description, metadata or
-\`comments\`, use PATCH with those fields (no \`html\`). Any version stays viewable at \`${b}/p/<slug>?v=<n>\`.`;
+PUT always creates a new version (\`latest_version\` goes up). To change only title, description, metadata,
+\`comments\` or \`expires_at\`, use PATCH with those fields (no \`html\`). Any version stays viewable at
+\`${b}/p/<slug>?v=<n>\`.
+Do not overwrite someone else's version unseen: single-drop answers carry \`ETag: "<latest_version>"\`; send
+\`If-Match: "<n>"\` (the version you based your document on) with PUT, PATCH, DELETE or restore. If another version
+was published since, the answer is 412 \`version_conflict\` with \`details.latest_version\` and nothing changes:
+diff, fold in the other changes, retry with the new version.`;
 }
 
 /** Step 4: finding a drop by its tags before writing. */
@@ -108,8 +123,12 @@ There is no server-side upsert. Tag your drops, look them up, then PUT to the ma
     curl -s -G ${b}/api/drops -H "Authorization: Bearer $HTMLDROP_TOKEN" \\
       --data-urlencode 'metadata.project=acme' --data-urlencode 'metadata.kind=weekly'
 
-\`data\` holds your matching drops (filters combine with AND). If exactly one matches, PUT to its slug; if none, POST
-with the same \`metadata\`. Serialize concurrent writers yourself: the service does not prevent two creates.`;
+\`data\` holds your matching drops (filters combine with AND). If exactly one matches, PUT to its slug with
+\`If-Match: "<its latest_version>"\` (412: someone published meanwhile; look up again); if none, POST with the same
+\`metadata\` and an \`Idempotency-Key\` derived from the tags (e.g. their SHA-256): a second writer's create is then 422
+\`idempotency_key_reused\` instead of a duplicate drop; look up again and PUT to the winner's drop (none found: the
+key's drop was deleted, POST with a fresh key). The CLI's \`--upsert\` and the MCP \`publish\` with \`upsert_by\` do
+all of this.`;
 }
 
 /** Step 5: the feedback loop (publish, share, wait for comments, revise) and read receipts. */
@@ -147,6 +166,9 @@ function endpointsSection(b: string): string {
   return `## 6. Everything else
 - \`GET /api/drops?page=1&pageSize=50&sortBy=created_at|updated_at|view_count&sortOrder=desc|asc\`
 - \`GET|PUT|PATCH|DELETE /api/drops/<slug>\`; \`GET /api/drops/<slug>/versions\`; \`GET|DELETE /api/drops/<slug>/v/<n>\`
+- \`POST /api/drops/<slug>/v/<n>/restore\`: a new version with version n's HTML and context (CLI \`htmldrop restore\`)
+- \`GET /api/drops/<slug>/diff?from=<a>&to=<b>\`: \`{"from","to","unified","added","removed"}\`, a unified diff of the
+  HTML; \`to\` defaults to the latest, \`from\` to the version before it (CLI \`htmldrop diff\`)
 - \`POST /api/drops/<slug>/passcode\` with \`{"passcode":"..."}\` (\`""\` removes it)
 - \`POST /api/drops/<slug>/comments\` with \`{"body":"...","version"?:n,"quote"?:"..."}\` (your own comment);
   \`DELETE /api/drops/<slug>/comments/<id>\`
@@ -161,7 +183,10 @@ HTML <= ${l.maxHtmlBytes} bytes; title <= ${l.maxTitleChars} chars; ${l.maxVersi
 ${l.maxWritesPerMinute} writes per minute and ${l.maxWritesPerDay} per day per account.
 Every error is \`{"error":{"code","message","details"}}\`; switch on \`code\`. On 429 \`rate_limited\` or
 \`daily_quota_exceeded\`, wait \`Retry-After\` seconds (also \`details.retry_after_seconds\`) and retry.
-\`quota_exceeded\` (too many drops) does not clear by waiting: delete drops first.`;
+\`quota_exceeded\` (too many drops) does not clear by waiting: delete drops first. 412 \`version_conflict\`: If-Match
+named an older version (\`details.latest_version\`). 422 \`idempotency_key_reused\`: a new request needs a new key.
+409 \`request_in_progress\`: retry with the same key after \`Retry-After\`. An expired drop is 404 \`not_found\` (410
+on its public pages).`;
 }
 
 /** The Markdown protocol an agent follows end to end with curl: its sections, a blank line apart. */
@@ -195,7 +220,7 @@ export function llmsTxt(config: Config): string {
 
 ## Fastest path
 - CLI: \`npx --yes --package=${b}/cli/htmldrop.tgz htmldrop login\`, then \`... htmldrop publish report.html --title Report\` (set HTMLDROP_SERVER=${b}).
-- MCP: \`npx --yes --package=${b}/mcp/htmldrop-mcp.tgz htmldrop-mcp\` (stdio; env HTMLDROP_SERVER=${b}; sign in with the CLI first) exposes publish, update, list, get, delete, get_feedback, resolve_comment and get_stats.
+- MCP: \`npx --yes --package=${b}/mcp/htmldrop-mcp.tgz htmldrop-mcp\` (stdio; env HTMLDROP_SERVER=${b}; sign in with the CLI first) exposes publish, update, list, get, delete, diff, restore, get_feedback, resolve_comment and get_stats.
 - curl: follow ${b}/api/onboard.
 
 ## Key rules
@@ -203,8 +228,63 @@ export function llmsTxt(config: Config): string {
 - Authorization: Bearer hd_... on every /api/ call except /api/onboard and /api/auth/*.
 - Get a token with the device flow: POST /api/auth/start, show verification_url and code to a human, poll GET /api/auth/poll?token= every poll_interval seconds; api_token is returned exactly once.
 - Feedback loop: share the drop's url (people comment in the viewer's Comments panel), wait for comments with GET /api/drops/<slug>/comments?since=<last created_at>&wait=60, then PUT a new version with resolves: [comment ids]. GET /api/drops/<slug>/stats tells whether it was viewed.
+- Concurrent writers: single-drop answers carry ETag: "<latest_version>"; send If-Match: "<n>" on PUT, PATCH, DELETE and POST /api/drops/<slug>/v/<n>/restore, else 412 version_conflict (details.latest_version). Send Idempotency-Key on POST /api/drops and PUT to retry safely (replays answer with Idempotent-Replayed: true; 422 idempotency_key_reused, 409 request_in_progress).
+- History: GET /api/drops/<slug>/diff?from=<a>&to=<b> (unified diff of the HTML); POST /api/drops/<slug>/v/<n>/restore (a new version from version n).
+- Expiry: expires_at (Unix ms, 60 s to 365 days ahead; null clears on PATCH); afterwards the URL answers 410.
 - Errors are {"error":{"code","message","details"}}; on 429 wait Retry-After seconds.
 `;
+}
+
+/** What an agent can do, one entry per endpoint it is likely to need. */
+function agentCapabilities() {
+  return [
+    {
+      id: 'publish',
+      method: 'POST',
+      path: '/api/drops',
+      description:
+        'Create a drop from HTML; returns its public url. Optional expires_at; Idempotency-Key makes retries safe.',
+    },
+    {
+      id: 'update',
+      method: 'PUT',
+      path: '/api/drops/{slug}',
+      description:
+        'Upload a new version behind the same url. If-Match: "<latest_version>" refuses it (412 version_conflict) when someone published since.',
+    },
+    {
+      id: 'list',
+      method: 'GET',
+      path: '/api/drops',
+      description: 'List your drops; filter with metadata.<key>=<value>.',
+    },
+    { id: 'get', method: 'GET', path: '/api/drops/{slug}', description: 'Read one drop.' },
+    { id: 'delete', method: 'DELETE', path: '/api/drops/{slug}', description: 'Delete a drop.' },
+    {
+      id: 'feedback',
+      method: 'GET',
+      path: '/api/drops/{slug}/comments?since={ms}&wait={seconds}',
+      description: 'Comments people left in the viewer, after since; waits up to 60 s for a new one.',
+    },
+    {
+      id: 'diff',
+      method: 'GET',
+      path: '/api/drops/{slug}/diff?from={a}&to={b}',
+      description: 'A unified diff of two versions of the HTML, with lines added and removed.',
+    },
+    {
+      id: 'restore',
+      method: 'POST',
+      path: '/api/drops/{slug}/v/{n}/restore',
+      description: "A new version with an old version's HTML and context.",
+    },
+    {
+      id: 'stats',
+      method: 'GET',
+      path: '/api/drops/{slug}/stats',
+      description: 'Read receipts: views, distinct viewers, first and last view.',
+    },
+  ];
 }
 
 export function agentCard(config: Config) {
@@ -229,40 +309,7 @@ export function agentCard(config: Config) {
         human_step: 'open verification_url and approve the code',
       },
     },
-    capabilities: [
-      {
-        id: 'publish',
-        method: 'POST',
-        path: '/api/drops',
-        description: 'Create a drop from HTML; returns its public url.',
-      },
-      {
-        id: 'update',
-        method: 'PUT',
-        path: '/api/drops/{slug}',
-        description: 'Upload a new version behind the same url.',
-      },
-      {
-        id: 'list',
-        method: 'GET',
-        path: '/api/drops',
-        description: 'List your drops; filter with metadata.<key>=<value>.',
-      },
-      { id: 'get', method: 'GET', path: '/api/drops/{slug}', description: 'Read one drop.' },
-      { id: 'delete', method: 'DELETE', path: '/api/drops/{slug}', description: 'Delete a drop.' },
-      {
-        id: 'feedback',
-        method: 'GET',
-        path: '/api/drops/{slug}/comments?since={ms}&wait={seconds}',
-        description: 'Comments people left in the viewer, after since; waits up to 60 s for a new one.',
-      },
-      {
-        id: 'stats',
-        method: 'GET',
-        path: '/api/drops/{slug}/stats',
-        description: 'Read receipts: views, distinct viewers, first and last view.',
-      },
-    ],
+    capabilities: agentCapabilities(),
     limits: {
       max_html_bytes: config.limits.maxHtmlBytes,
       max_context_bytes: config.limits.maxContextBytes,
