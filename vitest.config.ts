@@ -6,6 +6,7 @@ const HTTP_SUITES = [
   'comments',
   'console',
   'device',
+  'diff',
   'drops',
   'errors',
   'fuzz',

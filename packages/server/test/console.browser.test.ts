@@ -38,6 +38,23 @@ async function publish(token: string, title: string, extra: Record<string, unkno
   return reply.json.slug as string;
 }
 
+/** A page with a price table, for the diff page's screenshots. */
+const PRICING = `<!doctype html>
+<html lang="en">
+<head><title>Pricing</title></head>
+<body>
+<h1>Pricing</h1>
+<table>
+{rows}
+</table>
+<p>Prices include VAT.</p>
+</body>
+</html>
+`;
+const PRICE_ROWS = ['Free', 'Starter', 'Pro', 'Business', 'Enterprise'].map(
+  (plan, i) => `<tr><td>${plan}</td><td>${i === 1 ? '€9' : `€${i * 20}`}</td></tr>`,
+);
+
 const dropOf = (token: string, slug: string) => h.call('GET', `/api/drops/${slug}`, { token });
 
 /** From the signed-out /console through the local provider's form, back on /console signed in. */
@@ -384,6 +401,7 @@ describe('accessibility and looks', () => {
   let state: Awaited<ReturnType<BrowserContext['storageState']>>;
   let empty: typeof state;
   let locked: string;
+  let compared: string;
 
   beforeAll(async () => {
     const token = await h.token('ada', 'laptop agent');
@@ -399,6 +417,15 @@ describe('accessibility and looks', () => {
       metadata: { project: 'zeta' },
     });
     await publish(token, 'Open notes');
+    compared = await publish(token, 'Pricing page', { html: PRICING.replace('{rows}', PRICE_ROWS.join('\n')) });
+    const changed = [
+      ...PRICE_ROWS.map((r) => r.replace('€9', '€12')).toSpliced(3, 1, '<tr><td>Team</td><td>€49</td></tr>'),
+      '<tr><td>Custom</td><td>Ask us</td></tr>',
+    ];
+    await h.call('PUT', `/api/drops/${compared}`, {
+      token,
+      body: { html: PRICING.replace('{rows}', changed.join('\n')) },
+    });
     for (const login of ['ada', 'newcomer']) {
       const context = await browser.newContext();
       await signIn(context, login);
@@ -416,6 +443,8 @@ describe('accessibility and looks', () => {
     `/console/drops/${locked}/delete`,
     '/console/tokens',
     '/console/drops/NoSuchDrop1',
+    `/console/drops/${compared}/diff`,
+    `/console/drops/${compared}/diff?from=1&to=9`,
   ];
 
   it('has no serious or critical axe violation in light, dark and at phone width', async () => {
@@ -464,6 +493,20 @@ describe('accessibility and looks', () => {
     await context.close();
   });
 
+  it('compares two versions from the drop page with the keyboard alone', async () => {
+    const context = await browser.newContext({ ...DESKTOP, storageState: state });
+    const p = await context.newPage();
+    await p.goto(`${base}/console/drops/${compared}`);
+    await p.locator('#compare-to').focus();
+    await p.keyboard.press('Tab');
+    expect(await p.evaluate<string>('document.activeElement?.id ?? ""')).toBe('compare');
+    await Promise.all([p.waitForURL(/\/diff\?from=1&to=2$/), p.keyboard.press('Enter')]);
+    expect(await p.locator('#diff-counts').textContent()).toBe('+3 lines added, −2 removed.');
+    expect(await p.locator('#diff tr.add').count()).toBe(3);
+    expect(await p.locator('#open-to').getAttribute('href')).toBe(`/p/${compared}?v=2`);
+    await context.close();
+  });
+
   it('takes screenshots of the list, a drop, the tokens and the empty list on desktop, phone and dark, with no sideways scrolling', async () => {
     for (const [name, options] of Object.entries({ desktop: DESKTOP, phone: PHONE, dark: DARK })) {
       const context = await browser.newContext({ ...options, storageState: state });
@@ -476,6 +519,8 @@ describe('accessibility and looks', () => {
         ['list', '/console'],
         ['drop', `/console/drops/${locked}`],
         ['tokens', '/console/tokens'],
+        ['compare', `/console/drops/${compared}`],
+        ['diff', `/console/drops/${compared}/diff`],
       ] as const) {
         await p.goto(`${base}${path}`);
         await p.screenshot({ path: screenshotPath(`console-${shot}-${name}`), fullPage: true });

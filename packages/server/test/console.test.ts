@@ -85,7 +85,11 @@ describe('sessions', () => {
   it('without a session, every page is the sign-in page and every POST is refused with nothing changed', async () => {
     const token = await h.token('ann');
     const slug = await publish(token);
-    for (const url of ['/console', `/console/drops/${slug}`, `/console/drops/${slug}/delete`, '/console/tokens']) {
+    for (const url of [
+      '/console',
+      '/console/tokens',
+      ...['', '/delete', '/diff'].map((p) => `/console/drops/${slug}${p}`),
+    ]) {
       const answer = await get(url);
       expect(answer.status, url).toBe(200);
       expect(answer.text).toContain('id="console-sign-in"');
@@ -178,6 +182,7 @@ describe("another account's drop", () => {
     for (const url of [
       `/console/drops/${slug}`,
       `/console/drops/${slug}/delete`,
+      `/console/drops/${slug}/diff?from=1&to=1`,
       '/console/drops/nope',
       '/console/drops/a%20b',
     ]) {
@@ -322,6 +327,39 @@ describe('comments and read receipts on the drop page', () => {
     expect((await h.call('GET', `/api/drops/${slug}`, { token })).json.comments).toBe('open');
     const bad = await as(s, `${base}/details`, { title: 'Q3 report', description: '', tags: '', comments: 'all' });
     expect(bad.status).toBe(400);
+  });
+});
+
+describe('comparing versions', () => {
+  it('offers previous and latest on the drop page; the diff page shows the lines, or refuses with the status', async () => {
+    const token = await h.token('ann');
+    const slug = await publish(token);
+    await h.call('PUT', `/api/drops/${slug}`, { token, body: { html: page('Q3 <final>') } });
+    await h.call('PUT', `/api/drops/${slug}`, { token, body: { html: page('Q3 <final>') } });
+    const s = await signIn('ann');
+    const drop = (await get(`/console/drops/${slug}`, s.cookie)).text;
+    expect(drop).toContain(`<form method="get" action="/console/drops/${slug}/diff"`);
+    expect(drop).toMatch(/id="compare-from" name="from">.*<option value="2" selected>Version 2</);
+    expect(drop).toMatch(/id="compare-to" name="to"><option value="3" selected>Version 3 \(latest\)</);
+    const shown = await get(`/console/drops/${slug}/diff?from=1&to=3`, s.cookie);
+    expect(shown.status).toBe(200);
+    expect(shown.text).toContain(
+      '<span class="count-add">+1</span> line added, <span class="count-del">−1</span> removed',
+    );
+    expect(shown.text).toContain(
+      '<td class="ln"></td><td class="ln">1</td><td class="code"><ins><span class="sign">+</span>',
+    );
+    expect(shown.text).toContain('&lt;p&gt;Q3 &lt;final&gt;&lt;/p&gt;');
+    expect(shown.text).toContain(`href="/p/${slug}?v=1" id="open-from"`);
+    expect((await get(`/console/drops/${slug}/diff`, s.cookie)).text).toContain('The two versions have the same HTML.');
+    for (const [query, status, message] of [
+      ['?from=x&to=3', 400, 'from must be a version number'],
+      ['?from=1&to=9', 404, `has no version 9`],
+    ] as const) {
+      const refused = await get(`/console/drops/${slug}/diff${query}`, s.cookie);
+      expect([refused.status, refused.text.includes(message)], query).toEqual([status, true]);
+      expect(refused.text).toContain('id="console-error"');
+    }
   });
 });
 

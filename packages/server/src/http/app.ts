@@ -34,6 +34,7 @@ import { consoleRoutes } from './routes/console.js';
 import { discoveryRoutes } from './routes/discovery.js';
 import { dropRoutes } from './routes/drops.js';
 import { healthRoutes } from './routes/health.js';
+import { historyRoutes } from './routes/history.js';
 import { prototypeRoutes } from './routes/prototypes.js';
 import { publicRoutes } from './routes/public.js';
 import { statsRoutes } from './routes/stats.js';
@@ -228,6 +229,7 @@ async function registerRoutes(app: TypedApp, services: Services): Promise<void> 
   await app.register(prototypeRoutes, { config, schemas, drops, comments: services.comments });
   await app.register(commentRoutes, { config, schemas, comments: services.comments });
   await app.register(statsRoutes, { schemas, stats: services.stats });
+  await app.register(historyRoutes, { schemas, drops });
   await app.register(accountRoutes, { schemas, accounts });
   await app.register(discoveryRoutes, { config });
   await app.register(publicRoutes, {

@@ -1,6 +1,7 @@
 /** The console's page for one drop, and the confirmation before deleting it (docs/console.md). */
 import type { CommentRecord, DropRecord, DropViewStats, VersionInfo } from '../../domain/types.js';
 import type { Who } from './console.js';
+import { compareForm } from './console-diff.js';
 import { consoleShell, copyableCommand, csrfField, notice, sizeText, timeTag } from './console-layout.js';
 import { escapeHtml } from './layout.js';
 
@@ -95,7 +96,7 @@ function versionRow(page: DropPage, version: VersionInfo): string {
 function versionsSection(page: DropPage): string {
   return `<section aria-labelledby="versions-h"><h2 id="versions-h">Versions</h2>
 <table class="cards" id="version-list"><thead><tr><th scope="col">Version</th><th scope="col">Published</th><th scope="col" class="num">Size</th><th scope="col">Context</th><th scope="col" class="num">Views</th><th scope="col">Actions</th></tr></thead>
-<tbody>${page.versions.map((version) => versionRow(page, version)).join('')}</tbody></table></section>`;
+<tbody>${page.versions.map((version) => versionRow(page, version)).join('')}</tbody></table>${compareForm(page.drop, page.versions)}</section>`;
 }
 
 /** A version's views and distinct viewers, as the versions table shows them. */

@@ -14,6 +14,7 @@ import type { TypedApp } from '../app.js';
 import { formField } from '../forms.js';
 import { confirmDeletePage, dropPage } from '../pages/console-drop.js';
 import { bodyChecker } from '../validation.js';
+import { registerDiffPage } from './console-diff.js';
 import { type ConsoleKit, type ConsoleRouteDeps, doneOf, type Visit } from './console-kit.js';
 
 type Params = { readonly slug: string; readonly n?: string; readonly id?: string };
@@ -92,6 +93,7 @@ export function registerDropPages(app: TypedApp, kit: ConsoleKit, deps: ConsoleR
   registerDropViews(app, kit, page);
   registerDropEdits(app, kit, deps, page);
   registerVersionAndCommentActions(app, kit, deps, page);
+  registerDiffPage(app, kit, deps);
 }
 
 /** The drop page and the confirmation before deleting it. */
