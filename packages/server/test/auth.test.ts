@@ -53,6 +53,7 @@ describe('every owner route', () => {
         'GET /api/drops/:slug/v/:n',
         'DELETE /api/drops/:slug/v/:n',
         'POST /api/drops/:slug/v/:n/restore',
+        'GET /api/drops/:slug/diff',
         'POST /api/drops/:slug/passcode',
         'GET /api/drops/:slug/stats',
         'GET /api/me',
@@ -102,7 +103,7 @@ describe('every owner route', () => {
   it("answers 403 forbidden on another account's drop, and changes nothing", async () => {
     const before = await h.call('GET', `/api/drops/${slug}`, { token: owner });
     const dropRoutes = h.app.ownerRoutes.filter((r) => r.url.includes(':slug'));
-    expect(dropRoutes.length).toBe(18);
+    expect(dropRoutes.length).toBe(19);
     for (const route of dropRoutes) {
       const reply = await h.call(route.method, concrete(route.url), {
         token: stranger,

@@ -141,6 +141,7 @@ describe('every POST needs our Origin and the session CSRF token', () => {
     const urls = [
       [`/console/drops/${slug}/details`, { title: 'Hacked', description: '', tags: '' }],
       [`/console/drops/${slug}/passcode`, { passcode: 'hacked1' }],
+      [`/console/drops/${slug}/expiry`, { expires: '1h' }],
       [`/console/drops/${slug}/versions/1/delete`, {}],
       [`/console/drops/${slug}/versions/1/restore`, {}],
       [`/console/drops/${slug}/delete`, {}],
@@ -153,7 +154,7 @@ describe('every POST needs our Origin and the session CSRF token', () => {
       }
     }
     const drop = await h.call('GET', `/api/drops/${slug}`, { token });
-    expect(drop.json).toMatchObject({ title: 'Q3 report', locked: false, latest_version: 1 });
+    expect(drop.json).toMatchObject({ title: 'Q3 report', locked: false, latest_version: 1, expires_at: null });
   });
 
   it('a GET never changes anything', async () => {
@@ -190,13 +191,17 @@ describe("another account's drop", () => {
       expect(answer.status, url).toBe(404);
       expect(answer.text).not.toContain('secret plan');
     }
-    for (const action of ['details', 'passcode', 'versions/1/restore', 'versions/1/delete', 'delete']) {
-      const answer = await as(ann, `/console/drops/${slug}/${action}`, { title: 'x', passcode: 'abcdef' });
+    for (const action of ['details', 'passcode', 'expiry', 'versions/1/restore', 'versions/1/delete', 'delete']) {
+      const answer = await as(ann, `/console/drops/${slug}/${action}`, {
+        title: 'x',
+        passcode: 'abcdef',
+        expires: '1h',
+      });
       expect(answer.status, action).toBe(404);
     }
     expect((await get('/console', ann.cookie)).text).not.toContain(slug);
     const drop = await h.call('GET', `/api/drops/${slug}`, { token: bob });
-    expect(drop.json).toMatchObject({ title: "Bob's secret plan", locked: false, latest_version: 1 });
+    expect(drop.json).toMatchObject({ title: "Bob's secret plan", locked: false, latest_version: 1, expires_at: null });
   });
 });
 
@@ -221,6 +226,19 @@ describe('actions, as the API then reports them', () => {
       metadata: { project: 'acme', team: 'data' },
     });
     expect((await get(`${base}?done=saved`, s.cookie)).text).toContain('Details saved.');
+
+    const expiring = await as(s, `${base}/expiry`, { expires: '7d' });
+    expect(expiring).toMatchObject({ status: 303, headers: { location: `${base}?done=expiry-set` } });
+    const expiresAt = (await h.call('GET', `/api/drops/${slug}`, { token })).json.expires_at;
+    expect(expiresAt).toBe(clock.now() + 7 * 24 * 3_600_000);
+    const shown = (await get(`${base}?done=expiry-set`, s.cookie)).text;
+    expect(shown).toContain('Expiry set');
+    expect(shown).toContain(`Expires <time datetime="${new Date(expiresAt).toISOString()}"`);
+    const badChoice = await as(s, `${base}/expiry`, { expires: '2y' });
+    expect(badChoice.status).toBe(400);
+    expect(badChoice.text).toContain('Choose when the drop expires');
+    expect((await as(s, `${base}/expiry`, { expires: 'never' })).headers.location).toBe(`${base}?done=expiry-cleared`);
+    expect((await h.call('GET', `/api/drops/${slug}`, { token })).json.expires_at).toBeNull();
 
     expect((await as(s, `${base}/passcode`, { passcode: 'open sesame' })).status).toBe(303);
     expect((await h.call('GET', `/api/drops/${slug}`, { token })).json.locked).toBe(true);

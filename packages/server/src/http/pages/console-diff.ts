@@ -155,10 +155,10 @@ export function diffPage(page: DiffPage): string {
   const choice = diff === undefined ? (page.choice ?? {}) : { from: diff.from, to: diff.to };
   const title =
     diff === undefined ? `Compare versions of ${drop.title}` : `v${diff.from} → v${diff.to} of ${drop.title}`;
-  const body = `${STYLE}<p><a href="${dropPath(drop.slug)}">← ${escapeHtml(drop.title)}</a></p>
+  const body = `<p><a href="${dropPath(drop.slug)}">← ${escapeHtml(drop.title)}</a></p>
 <h1 id="diff-title">Compare versions</h1><p class="muted">Of <strong>${escapeHtml(drop.title)}</strong> (<span class="mono">${escapeHtml(drop.slug)}</span>): what changed in the HTML.</p>
 ${page.error === undefined ? '' : notice('err', page.error)}
 <section aria-labelledby="compare-h"><h2 id="compare-h">Versions</h2>${compareForm(drop, page.versions, choice) || '<p class="muted">This drop has one version.</p>'}</section>
 ${diff === undefined ? '' : changesSection(page, diff)}`;
-  return consoleShell({ title, nonce: page.nonce, who: page.who, current: 'drops', body });
+  return consoleShell({ title, nonce: page.nonce, who: page.who, current: 'drops', body, style: STYLE });
 }

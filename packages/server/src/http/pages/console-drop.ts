@@ -34,6 +34,32 @@ const COMMENT_SETTINGS = [
 
 const dropPath = (slug: string) => `/console/drops/${encodeURIComponent(slug)}`;
 
+const HOUR = 3_600_000;
+/** What the expiry form offers (docs/api.md, "Expiry"): value, label, time from now. Durations, not a date: the
+ * browser's time zone never has to be guessed. */
+export const EXPIRY_CHOICES = [
+  ['1h', 'In 1 hour', HOUR],
+  ['1d', 'In 1 day', 24 * HOUR],
+  ['7d', 'In 7 days', 7 * 24 * HOUR],
+  ['30d', 'In 30 days', 30 * 24 * HOUR],
+  ['365d', 'In 365 days', 365 * 24 * HOUR],
+] as const;
+
+function expirySection(page: DropPage): string {
+  const { drop } = page;
+  const now =
+    drop.expiresAt === null
+      ? '<p class="muted" id="expiry-now">Never expires: the link works until you delete the drop.</p>'
+      : `<p id="expiry-now">Expires ${timeTag(drop.expiresAt)}: from then on the link answers "expired", and the drop is deleted within the hour.</p>`;
+  const options = [['never', 'Never', 0] as const, ...EXPIRY_CHOICES]
+    .map(([value, label]) => `<option value="${value}">${label}</option>`)
+    .join('');
+  return `<section aria-labelledby="expiry-h"><h2 id="expiry-h">Expiry</h2>${now}
+<form method="post" action="${dropPath(drop.slug)}/expiry">${csrfField(page.who.csrf)}
+<div class="field"><label for="expires">Stop serving it</label><select id="expires" name="expires">${options}</select></div>
+<button type="submit" id="save-expiry">Set expiry</button></form></section>`;
+}
+
 /** Tags as the details form edits them: one key=value per line. */
 export function tagsText(metadata: Readonly<Record<string, string>>): string {
   return Object.entries(metadata)
@@ -136,12 +162,12 @@ export function dropPage(page: DropPage): string {
   const url = `${page.baseUrl}/p/${drop.slug}`;
   const { stats } = page;
   const seen = stats.lastViewedAt === null ? 'never viewed' : `last viewed ${timeTag(stats.lastViewedAt)}`;
-  const summary = `<p class="muted" id="drop-summary">${drop.versionCount} version${drop.versionCount === 1 ? '' : 's'} · ${drop.viewCount} view${drop.viewCount === 1 ? '' : 's'} by ${stats.uniqueViewers} viewer${stats.uniqueViewers === 1 ? '' : 's'} · ${seen} · ${drop.locked ? 'locked' : 'open'} · updated ${timeTag(drop.updatedAt)}</p>`;
+  const summary = `<p class="muted" id="drop-summary">${drop.versionCount} version${drop.versionCount === 1 ? '' : 's'} · ${drop.viewCount} view${drop.viewCount === 1 ? '' : 's'} by ${stats.uniqueViewers} viewer${stats.uniqueViewers === 1 ? '' : 's'} · ${seen} · ${drop.locked ? 'locked' : 'open'}${drop.expiresAt === null ? '' : ` · expires ${timeTag(drop.expiresAt)}`} · updated ${timeTag(drop.updatedAt)}</p>`;
   const body = `<p><a href="/console">← All drops</a></p><h1 id="drop-title">${escapeHtml(drop.title)}</h1>${summary}
 ${page.done === undefined ? '' : notice('ok', page.done)}${page.error === undefined ? '' : notice('err', page.error)}
 <section aria-labelledby="share-h"><h2 id="share-h">Share</h2>${copyableCommand('public-url', url, 'Public URL')}
 <p><a class="button primary" href="/p/${encodeURIComponent(drop.slug)}" id="open-drop">Open the drop</a></p></section>
-${versionsSection(page)}${commentsSection(page)}${detailsSection(page)}${passcodeSection(page)}
+${versionsSection(page)}${commentsSection(page)}${detailsSection(page)}${passcodeSection(page)}${expirySection(page)}
 <section aria-labelledby="danger-h"><h2 id="danger-h">Delete</h2><p class="muted">Deleting removes every version; the URL stops working.</p>
 <a class="button danger" href="${dropPath(drop.slug)}/delete" id="delete-drop">Delete this drop…</a></section>`;
   return consoleShell({ title: drop.title, nonce: page.nonce, who: page.who, current: 'drops', body });

@@ -65,6 +65,8 @@ export interface ShellOptions {
   /** Which navigation entry is the current page. */
   readonly current?: 'drops' | 'tokens';
   readonly body: string;
+  /** A page's own `<style>` element, placed in the head after the console's. */
+  readonly style?: string;
 }
 
 /** A whole console page. */
@@ -79,7 +81,7 @@ export function consoleShell(options: ShellOptions): string {
 <div class="who"><span id="signed-in-as">Signed in as <strong>${escapeHtml(who.login)}</strong> (${escapeHtml(who.provider)})</span>
 <form method="post" action="/console/logout">${csrfField(who.csrf)}<button class="link" type="submit" id="sign-out">Sign out</button></form></div>`;
   return `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
-<meta name="robots" content="noindex"><title>${escapeHtml(options.documentTitle ?? `${options.title} · htmldrop console`)}</title><style>${STYLE}</style></head>
+<meta name="robots" content="noindex"><title>${escapeHtml(options.documentTitle ?? `${options.title} · htmldrop console`)}</title><style>${STYLE}</style>${options.style ?? ''}</head>
 <body><header><div class="bar"><a class="brand" href="/">htmldrop</a>${account}</div></header>
 <main id="main">${options.body}</main><script nonce="${options.nonce}">${SCRIPT}</script></body></html>`;
 }

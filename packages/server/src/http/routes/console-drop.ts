@@ -12,7 +12,7 @@ import type { Metadata } from '../../domain/types.js';
 import { ApiError } from '../../errors.js';
 import type { TypedApp } from '../app.js';
 import { formField } from '../forms.js';
-import { confirmDeletePage, dropPage } from '../pages/console-drop.js';
+import { confirmDeletePage, dropPage, EXPIRY_CHOICES } from '../pages/console-drop.js';
 import { bodyChecker } from '../validation.js';
 import { registerDiffPage } from './console-diff.js';
 import { type ConsoleKit, type ConsoleRouteDeps, doneOf, type Visit } from './console-kit.js';
@@ -92,6 +92,7 @@ export function registerDropPages(app: TypedApp, kit: ConsoleKit, deps: ConsoleR
   const page = dropPageKit(deps);
   registerDropViews(app, kit, page);
   registerDropEdits(app, kit, deps, page);
+  registerExpiryAction(app, kit, deps, page);
   registerVersionAndCommentActions(app, kit, deps, page);
   registerDiffPage(app, kit, deps);
 }
@@ -163,6 +164,29 @@ function registerDropEdits(app: TypedApp, kit: ConsoleKit, deps: ConsoleRouteDep
         return '/console?done=deleted';
       },
       refused,
+    }),
+  );
+}
+
+/** The expiry form (docs/console.md): never, or one of EXPIRY_CHOICES from now. */
+function registerExpiryAction(app: TypedApp, kit: ConsoleKit, deps: ConsoleRouteDeps, page: DropPageKit): void {
+  app.post(
+    '/console/drops/:slug/expiry',
+    page.hide,
+    kit.action({
+      write: true,
+      async run(session, request) {
+        const { slug } = paramsOf(request);
+        const chosen = formField(request.body, 'expires');
+        const choice = EXPIRY_CHOICES.find(([value]) => value === chosen);
+        if (chosen !== 'never' && choice === undefined) {
+          throw new ApiError('invalid_arg', { message: 'Choose when the drop expires from the list.' });
+        }
+        const expiresAt = choice === undefined ? null : deps.drops.clock.now() + choice[2];
+        await drops.updateDetails(deps.drops, session.accountId, slug, { expires_at: expiresAt });
+        return `${pagePath(slug)}?done=${expiresAt === null ? 'expiry-cleared' : 'expiry-set'}`;
+      },
+      refused: page.refused,
     }),
   );
 }

@@ -71,6 +71,8 @@ export const DONE: Readonly<Record<string, string>> = {
   revoked: 'Token revoked: whatever used it can no longer publish.',
   'comment-resolved': 'Comment marked resolved.',
   'comment-deleted': 'Comment deleted.',
+  'expiry-set': 'Expiry set: the link stops working at the time shown.',
+  'expiry-cleared': 'Expiry removed: the drop stays until you delete it.',
 };
 
 /** The `done` message a page was sent back with, if any. */
