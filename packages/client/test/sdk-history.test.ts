@@ -5,9 +5,9 @@
  */
 import { beforeAll, describe, expect, it } from 'vitest';
 import { createClient, type HtmlDropClient, type ResponseInfo } from '../src/client.js';
-import { HtmlDropError } from '../src/errors.js';
 import type { Drop } from '../src/types.js';
 import { type UpsertConflict, upsertCreateKey, upsertDrop } from '../src/upsert.js';
+import { failure } from './failure.js';
 import { PAGE, tempDir } from './run.js';
 import { useService } from './service.js';
 
@@ -18,16 +18,6 @@ beforeAll(async () => {
   token = await service.mintToken('history-user');
   client = createClient({ server: service.baseUrl, token });
 });
-
-async function failure(promise: Promise<unknown>): Promise<HtmlDropError> {
-  try {
-    await promise;
-  } catch (error) {
-    if (error instanceof HtmlDropError) return error;
-    throw error;
-  }
-  throw new Error('expected a failure');
-}
 
 /** A client whose requests matching `when` first run `before` (another writer's move), at most `times` times. */
 function interrupted(when: (method: string, url: URL) => boolean, before: () => Promise<void>, times = 1) {

@@ -7,8 +7,8 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { createClient, type ResponseInfo, type RetryNotice } from '../src/client.js';
-import { HtmlDropError } from '../src/errors.js';
 import { exitCodeFor } from '../src/exit-codes.js';
+import { failure } from './failure.js';
 import { PAGE } from './run.js';
 
 interface Seen {
@@ -53,16 +53,6 @@ function json(response: http.ServerResponse, status: number, body: unknown, head
 
 function apiError(response: http.ServerResponse, status: number, code: string, details?: unknown) {
   json(response, status, { error: { code, message: `${code} from the stand-in`, ...(details ? { details } : {}) } });
-}
-
-async function failure(promise: Promise<unknown>): Promise<HtmlDropError> {
-  try {
-    await promise;
-  } catch (error) {
-    if (error instanceof HtmlDropError) return error;
-    throw error;
-  }
-  throw new Error('expected a failure');
 }
 
 describe('idempotent writes', () => {

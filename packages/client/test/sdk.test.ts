@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { freePort } from '../../server/test/process.js';
 import { createClient, HtmlDropClient, type RetryNotice } from '../src/client.js';
-import { HtmlDropError } from '../src/errors.js';
+import { failure } from './failure.js';
 import { approveDeviceCode } from './human.js';
 import { PAGE } from './run.js';
 import { useService } from './service.js';
@@ -14,16 +14,6 @@ let client: HtmlDropClient;
 beforeAll(async () => {
   client = createClient({ server: service.baseUrl, token: await service.mintToken('sdk-user') });
 });
-
-async function failure(promise: Promise<unknown>): Promise<HtmlDropError> {
-  try {
-    await promise;
-  } catch (error) {
-    if (error instanceof HtmlDropError) return error;
-    throw error;
-  }
-  throw new Error('expected a failure');
-}
 
 /** A stand-in service: `handler` answers every request; returns its base URL and a stop function. */
 async function standIn(handler: http.RequestListener) {

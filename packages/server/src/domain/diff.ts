@@ -6,8 +6,7 @@
  */
 import { FILE_HEADERS_ONLY, formatPatch, type StructuredPatch, structuredPatch } from 'diff';
 import { ApiError } from '../errors.js';
-import { type DropDeps, getOwnedDrop } from './drops.js';
-import { parseVersionNumber } from './ids.js';
+import { type DropDeps, getOwnedDrop, versionNotFound, versionNumberArg } from './drops.js';
 
 /** Lines of context around each change, as `diff -u`. */
 export const CONTEXT_LINES = 3;
@@ -184,22 +183,6 @@ export interface DiffQuery {
   readonly to?: unknown;
 }
 
-/** A `from` or `to` query value: 1 to 2^31-1, else 400 invalid_arg naming the field. */
-function versionArg(field: 'from' | 'to', raw: unknown): number | undefined {
-  if (raw === undefined) return undefined;
-  const n = parseVersionNumber(raw);
-  if (n === undefined) {
-    throw new ApiError('invalid_arg', {
-      message: `${field} must be a version number (an integer from 1 to 2147483647).`,
-      details: { field },
-    });
-  }
-  return n;
-}
-
-const versionNotFound = (slug: string, version: number) =>
-  new ApiError('version_not_found', { message: `Drop "${slug}" has no version ${version}.`, details: { version } });
-
 /**
  * `GET /api/drops/<slug>/diff`: the caller's drop (404 not_found / 403 forbidden), then `from` and `to` (400
  * invalid_arg), then both versions (404 version_not_found). `to` defaults to the latest version, `from` to the
@@ -213,8 +196,8 @@ export async function diffVersions(
   bounds: DiffBounds = DIFF_BOUNDS,
 ): Promise<VersionDiff> {
   const drop = await getOwnedDrop(deps, accountId, slug);
-  const fromArg = versionArg('from', query.from);
-  const to = versionArg('to', query.to) ?? drop.latestVersion;
+  const fromArg = query.from === undefined ? undefined : versionNumberArg('from', query.from);
+  const to = query.to === undefined ? drop.latestVersion : versionNumberArg('to', query.to);
   const from = fromArg ?? (await previousVersion(deps, slug, to));
   const [fromContent, toContent] = await Promise.all([
     deps.store.getVersionContent(slug, from),

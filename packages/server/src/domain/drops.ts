@@ -7,7 +7,7 @@ import { ApiError } from '../errors.js';
 import type { DropChanges, Store, VersionConflict } from '../storage/store.js';
 import type { Clock } from './clock.js';
 import { checkedExpiry } from './expiry.js';
-import { newSlug, type RandomInt } from './ids.js';
+import { newSlug, parseVersionNumber, type RandomInt } from './ids.js';
 import { hashPasscode } from './passcode.js';
 import {
   type CommentSetting,
@@ -267,7 +267,19 @@ export async function listVersions(
   return { drop, versions: await deps.store.listVersions(slug) };
 }
 
-const versionNotFound = (slug: string, version: number) =>
+/** A version number given as text (`<n>` of a path, `from`/`to` of a query): 1 to 2^31-1, else 400 naming it. */
+export function versionNumberArg(field: string, raw: unknown): number {
+  const n = parseVersionNumber(raw);
+  if (n === undefined) {
+    throw new ApiError('invalid_arg', {
+      message: `${field} must be a version number (an integer from 1 to 2147483647), got ${JSON.stringify(String(raw).slice(0, 40))}.`,
+      details: { field },
+    });
+  }
+  return n;
+}
+
+export const versionNotFound = (slug: string, version: number) =>
   new ApiError('version_not_found', { message: `Drop "${slug}" has no version ${version}.`, details: { version } });
 
 export async function getVersion(

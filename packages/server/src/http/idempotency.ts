@@ -52,22 +52,26 @@ export interface IdempotencyDeps {
   readonly leaseMs: number;
 }
 
+/**
+ * Adds the claim (preHandler), the kept answer (onSend) and the give-up (onResponse) to the routes configured
+ * `idempotent` only, so no other request pays for them. Call before the routes are registered.
+ */
 export function installIdempotency(app: FastifyInstance, deps: IdempotencyDeps): void {
   app.decorateRequest('bodyDigest', null);
   app.decorateRequest('idempotency', null);
-  app.addHook('preHandler', async (request, reply) => {
-    if (!usesIdempotencyKey(request) || request.caller === null) return;
+  const claim = async (request: FastifyRequest, reply: FastifyReply) => {
+    if (request.headers[HEADER] === undefined || request.caller === null) return;
     const ref: IdempotencyKeyRef = { accountId: request.caller.account.id, key: keyOf(request) };
     const now = deps.clock.now();
-    const claim = await deps.store.claimIdempotencyKey(ref, fingerprintOf(request), {
+    const found = await deps.store.claimIdempotencyKey(ref, fingerprintOf(request), {
       now,
       leaseUntil: now + deps.leaseMs,
       expiresAt: now + IDEMPOTENCY_TTL_MS,
     });
-    if (claim.kind === 'reused')
+    if (found.kind === 'reused')
       throw new ApiError('idempotency_key_reused', { details: { field: 'Idempotency-Key' } });
-    if (claim.kind === 'in_progress') throw new ApiError('request_in_progress', { retryAfterSeconds: 1 });
-    if (claim.kind === 'replay') return replay(reply, claim.answer);
+    if (found.kind === 'in_progress') throw new ApiError('request_in_progress', { retryAfterSeconds: 1 });
+    if (found.kind === 'replay') return replay(reply, found.answer);
     request.idempotency = ref;
     try {
       request.releaseWrite = await deps.writeLimiter.consume(ref.accountId);
@@ -76,14 +80,20 @@ export function installIdempotency(app: FastifyInstance, deps: IdempotencyDeps):
       await deps.store.releaseIdempotencyKey(ref);
       throw error;
     }
-  });
+  };
   // Before the answer leaves: a retry that follows the answer finds it kept, never "in progress".
-  app.addHook('onSend', async (request, reply, payload) => {
+  const keep = async (request: FastifyRequest, reply: FastifyReply, payload: unknown) => {
     await settle(deps, request, reply, payload);
     return payload;
-  });
+  };
   // The answer never went through onSend (the client went away first): the key is given up.
-  app.addHook('onResponse', async (request, reply) => settle(deps, request, reply, undefined));
+  const giveUp = (request: FastifyRequest, reply: FastifyReply) => settle(deps, request, reply, undefined);
+  app.addHook('onRoute', (route) => {
+    if (route.config?.idempotent !== true) return;
+    route.preHandler = [...[route.preHandler ?? []].flat(), claim];
+    route.onSend = [...[route.onSend ?? []].flat(), keep];
+    route.onResponse = [...[route.onResponse ?? []].flat(), giveUp];
+  });
 }
 
 function replay(reply: FastifyReply, answer: { status: number; body: string; etag: string | null }) {

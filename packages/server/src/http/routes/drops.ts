@@ -5,7 +5,6 @@ import type { CommentDeps } from '../../domain/comments.js';
 import * as comments from '../../domain/comments.js';
 import type { DropDeps } from '../../domain/drops.js';
 import * as drops from '../../domain/drops.js';
-import { parseVersionNumber } from '../../domain/ids.js';
 import type { ListQuery, Metadata } from '../../domain/types.js';
 import { ApiError } from '../../errors.js';
 import type { TypedApp } from '../app.js';
@@ -39,17 +38,8 @@ function metadataFilters(query: Record<string, unknown>, maxKeyChars: number): M
   return filters;
 }
 
-/** The `<n>` of `/v/<n>`: an integer from 1 to 2^31-1, else 400 invalid_arg. */
-function versionNumber(raw: string): number {
-  const n = parseVersionNumber(raw);
-  if (n === undefined) {
-    throw new ApiError('invalid_arg', {
-      message: `Version "${raw}" is not a version number.`,
-      details: { field: 'n' },
-    });
-  }
-  return n;
-}
+/** The `<n>` of `/v/<n>` (400 invalid_arg naming `n` when it is not a version number). */
+const versionNumber = (raw: string): number => drops.versionNumberArg('n', raw);
 
 /** What the /api/drops routes share: schemas, the response shapes, the presenter. */
 interface DropRouteKit {
