@@ -5,6 +5,7 @@ const HTTP_SUITES = [
   'auth',
   'comments',
   'console',
+  'content-origin',
   'device',
   'diff',
   'drops',

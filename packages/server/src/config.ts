@@ -97,6 +97,11 @@ export interface Config {
    * any site embed it. Empty by default: only the service's own pages frame it.
    */
   readonly embedOrigins: readonly string[];
+  /**
+   * HTMLDROP_CONTENT_ORIGIN: the template of each drop's own origin, e.g. `https://{id}.drops-usercontent.example`
+   * (docs/api.md, "Each drop on its own origin"); undefined: drops run in an opaque origin, as on the raw path.
+   */
+  readonly contentOrigin: string | undefined;
   /** Trust X-Forwarded-For from this many proxy hops / these addresses (Fastify trustProxy); false when unset. */
   readonly trustProxy: boolean | string;
   readonly logLevel: string;
@@ -257,6 +262,41 @@ function readEmbedOrigins(env: Env): readonly string[] {
   );
 }
 
+/**
+ * HTMLDROP_CONTENT_ORIGIN: `<scheme>://{id}.<domain>[:port]`, or `off`. Unset, on a loopback HOST with a loopback
+ * base URL: `{id}.localhost` on the base URL's port, which browsers resolve to this machine with no set-up; unset
+ * otherwise: off (a public deployment needs wildcard DNS and a certificate first: README, "Content origins").
+ */
+function readContentOrigin(env: Env, host: string, baseUrl: string): string | undefined {
+  const raw = env.HTMLDROP_CONTENT_ORIGIN?.trim();
+  const base = new URL(baseUrl);
+  if (raw === undefined || raw === '') {
+    if (!isLoopbackHost(host) || !isLoopbackHost(base.hostname)) return undefined;
+    return `${base.protocol}//{id}.localhost${base.port === '' ? '' : `:${base.port}`}`;
+  }
+  if (raw.toLowerCase() === 'off') return undefined;
+  const template = raw.replace(/\/+$/, '');
+  const shape = /^(https?):\/\/\{id\}\.([^/?#{}]+)$/.exec(template);
+  let sample: URL | undefined;
+  try {
+    sample = shape === null ? undefined : new URL(template.replace('{id}', 'label'));
+  } catch {
+    sample = undefined;
+  }
+  if (shape === null || sample === undefined || sample.origin !== template.replace('{id}', 'label').toLowerCase()) {
+    throw new ConfigError(
+      `HTMLDROP_CONTENT_ORIGIN must be an origin whose host starts with {id}. (https://{id}.drops-usercontent.example) or off, got "${raw}"`,
+    );
+  }
+  const suffix = sample.host.slice('label'.length);
+  if (base.host.endsWith(suffix)) {
+    throw new ConfigError(
+      `HTMLDROP_CONTENT_ORIGIN: the service's own host ${base.host} would be a content host; use a separate domain`,
+    );
+  }
+  return template;
+}
+
 /** A signing secret from the environment: at least 32 characters (generate one with `openssl rand -base64 32`). */
 function readSecret(env: Env, name: string): string | undefined {
   const value = env[name]?.trim() || undefined;
@@ -298,10 +338,11 @@ export function loadConfig(env: Env = process.env): Config {
       1,
     ),
   });
+  const baseUrl = readBaseUrl(env, port);
   return Object.freeze({
     port,
     host,
-    baseUrl: readBaseUrl(env, port),
+    baseUrl,
     dataDir: path.resolve(env.HTMLDROP_DATA_DIR?.trim() || './data'),
     databaseUrl,
     redisUrl: env.HTMLDROP_REDIS_URL?.trim() || undefined,
@@ -314,6 +355,7 @@ export function loadConfig(env: Env = process.env): Config {
     capabilityTtlMs: readInt(env, 'HTMLDROP_CAPABILITY_TTL_SECONDS', 12 * 3600, 60) * 1000,
     rawCacheBytes: readInt(env, 'HTMLDROP_RAW_CACHE_MB', 256, 1, 65_536) * 1_048_576,
     embedOrigins: readEmbedOrigins(env),
+    contentOrigin: readContentOrigin(env, host, baseUrl),
     trustProxy: readTrustProxy(env),
     logLevel: env.HTMLDROP_LOG_LEVEL?.trim() || 'info',
     cacheMaxAgeWithoutBusMs: readInt(env, 'HTMLDROP_CACHE_MAX_AGE_WITHOUT_BUS_MS', 2000, 1, 60_000),

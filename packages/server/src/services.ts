@@ -10,6 +10,7 @@ import { type AccountDeps, createTokenUseRecorder, type TokenUseRecorder } from 
 import { type Capabilities, createCapabilities } from './domain/capability.js';
 import { type Clock, systemClock } from './domain/clock.js';
 import type { CommentDeps } from './domain/comments.js';
+import { type ContentHosts, contentHostsOf } from './domain/content-origin.js';
 import type { DeviceFlowDeps } from './domain/device-flow.js';
 import type { GuardDeps } from './domain/device-guards.js';
 import type { DropChangeListener, DropDeps } from './domain/drops.js';
@@ -70,7 +71,9 @@ export interface Services {
   readonly commentSignal: CommentSignalHub;
   /** Who may see what under /p/ (domain/public-view.ts). */
   readonly publicView: PublicViewDeps;
-  /** Raw documents by slug and version, through the raw cache. */
+  /** Each drop's own origin (docs/api.md, "Each drop on its own origin"); undefined when none is configured. */
+  readonly contentHosts: ContentHosts | undefined;
+  /** Drop documents by slug or content label and version, through the raw cache. */
   readonly loadRaw: RawLoader;
   /** Writes every coalesced counter now (token last use, view counts). */
   flushCounters(): Promise<void>;
@@ -83,6 +86,7 @@ export function createServices(options: ServiceOptions): Services {
   const clock = options.clock ?? systemClock;
   const counter = options.counter ?? store;
   const bus = options.bus ?? createLocalBus();
+  const contentHosts = contentHostsOf(config);
   const rawCache = createRawCache({ maxBytes: config.rawCacheBytes, now: () => clock.now() });
   // Signing keys come from the environment or the data directory's key file, never the database (secrets.ts).
   const keys = options.signingKeys ?? loadSigningKeys(config);
@@ -138,7 +142,10 @@ export function createServices(options: ServiceOptions): Services {
     comments: { store, clock, limits, counter, signal: commentSignal, ...random },
     commentSignal,
     publicView: { store, clock, tokenUses, capabilities },
-    loadRaw: createRawLoader(rawCache, (slug, version) => findRawDocument(store, slug, version)),
+    contentHosts,
+    loadRaw: createRawLoader(rawCache, (ref, version) => findRawDocument(store, ref, version), {
+      contentFrameAncestors: contentHosts?.frameAncestors,
+    }),
     async flushCounters() {
       await Promise.all([tokenUses.flush(), views.flush()]);
     },

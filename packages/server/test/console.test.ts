@@ -5,6 +5,7 @@
  * (sign-in through the providers, the pages themselves, accessibility) is console.browser.test.ts.
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { newContentLabel } from '../src/domain/content-origin.js';
 import { createHarness, createTestClock, type Harness, page, type TestClock } from './helpers.js';
 
 const ORIGIN = 'http://drops.test';
@@ -390,6 +391,7 @@ describe('the list', () => {
         {
           slug: `drop${String(i).padStart(2, '0')}`,
           accountId: (await h.call('GET', '/api/me', { token })).json.user_id,
+          contentLabel: newContentLabel(),
           title,
           description: null,
           html: page(title),

@@ -33,6 +33,9 @@ describe('POST /api/drops', () => {
       created_at: expect.any(Number),
       updated_at: drop.created_at,
       expires_at: null,
+      network: 'open',
+      // No content origin on this harness's base URL (http://drops.test): see content-origin.test.ts.
+      content_url: null,
     });
   });
 

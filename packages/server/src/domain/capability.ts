@@ -7,10 +7,18 @@ import { createHmac, timingSafeEqual } from 'node:crypto';
 import type { Clock } from './clock.js';
 
 export interface Capabilities {
-  issue(slug: string, generation: number): { token: string; expiresAt: number };
+  /** `ttlMs` defaults to the configured lifetime; the viewer's frame ticket is shorter (FRAME_TICKET_TTL_MS). */
+  issue(slug: string, generation: number, ttlMs?: number): { token: string; expiresAt: number };
   verify(token: string | undefined, slug: string, generation: number): boolean;
   readonly ttlMs: number;
 }
+
+/**
+ * How long the capability in a content-host frame's URL works (docs/api.md, "Each drop on its own origin"): the
+ * frame loads at once, and a copied frame address stops opening the drop soon after. When a reload inside the frame
+ * finds it lapsed, the viewer fetches a new one (http/pages/content-host.ts).
+ */
+export const FRAME_TICKET_TTL_MS = 5 * 60_000;
 
 /**
  * `keys[0]` signs; every key verifies (the others are previous keys kept through a rotation's grace period).
@@ -22,8 +30,8 @@ export function createCapabilities(keys: readonly Buffer[], clock: Clock, ttlMs:
   if (signingKey === undefined) throw new Error('createCapabilities needs at least one key');
   return {
     ttlMs,
-    issue(slug, generation) {
-      const expiresAt = clock.now() + ttlMs;
+    issue(slug, generation, lifetime = ttlMs) {
+      const expiresAt = clock.now() + lifetime;
       const expiry = expiresAt.toString(36);
       return { token: `${expiry}.${sign(signingKey, slug, generation, expiry).toString('base64url')}`, expiresAt };
     },

@@ -6,8 +6,10 @@ import type { Limits } from '../config.js';
 import { ApiError } from '../errors.js';
 import type { DropChanges, Store, VersionConflict } from '../storage/store.js';
 import type { Clock } from './clock.js';
+import { newContentLabel } from './content-origin.js';
 import { checkedExpiry } from './expiry.js';
 import { newSlug, parseVersionNumber, type RandomInt } from './ids.js';
+import { checkedNetwork } from './network.js';
 import { hashPasscode } from './passcode.js';
 import {
   type CommentSetting,
@@ -45,6 +47,8 @@ export interface CreateDropInput {
   readonly comments?: CommentSetting | undefined;
   /** Unix ms (docs/api.md, "Expiry"); null or absent: never. */
   readonly expires_at?: number | null | undefined;
+  /** `open` when absent (domain/network.ts). */
+  readonly network?: unknown;
 }
 
 export interface NewVersionInput {
@@ -62,6 +66,8 @@ export interface DetailsInput {
   readonly comments?: CommentSetting | undefined;
   /** Unix ms, null to clear, absent to keep. */
   readonly expires_at?: number | null | undefined;
+  /** Absent to keep (domain/network.ts). */
+  readonly network?: unknown;
 }
 
 /**
@@ -112,6 +118,7 @@ function detailChanges(input: DetailsInput, now: number): DropChanges {
     description: input.description === undefined ? undefined : input.description === '' ? null : input.description,
     metadata: input.metadata,
     comments: 'comments' in input ? input.comments : undefined,
+    network: checkedNetwork(input.network),
   };
 }
 
@@ -121,6 +128,7 @@ export async function createDrop(deps: DropDeps, accountId: string, input: Creat
   const passcodeHash = await passcodeHashFor(input.passcode, deps.limits);
   const now = deps.clock.now();
   const expiresAt = checkedExpiry(input.expires_at, now) ?? null;
+  const network = checkedNetwork(input.network);
   const created = await deps.store.createDrop(
     {
       slug: newSlug(deps.random),
@@ -134,6 +142,8 @@ export async function createDrop(deps: DropDeps, accountId: string, input: Creat
       comments: input.comments,
       passcodeHash,
       expiresAt,
+      contentLabel: newContentLabel(),
+      network,
       now,
     },
     deps.limits.maxDropsPerAccount,

@@ -15,6 +15,13 @@ export function randomBase62(length: number, random: RandomInt = secureRandomInt
   return out;
 }
 
+/** Lowercase letters and digits only: for DNS labels, where case does not count. */
+export function randomBase36(length: number, random: RandomInt = secureRandomInt): string {
+  let out = '';
+  for (let i = 0; i < length; i++) out += BASE62[random(36)]?.toLowerCase();
+  return out;
+}
+
 /** A slug: 10 base62 characters, about 59 bits. */
 export function newSlug(random?: RandomInt): string {
   return randomBase62(10, random);

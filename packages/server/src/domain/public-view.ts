@@ -22,15 +22,18 @@ export interface VisitorAccess {
   readonly authorization: string | undefined;
 }
 
-/** The stored document behind `/p/<slug>/raw[?v=<n>]`, or undefined when the drop or the version does not exist. */
+/**
+ * The stored document behind `/p/<slug>/raw[?v=<n>]` (by slug) or the drop's own origin (by content label), or
+ * undefined when the drop or the version does not exist.
+ */
 export async function findRawDocument(
   store: Store,
-  slug: string,
+  ref: { readonly slug: string } | { readonly label: string },
   version: number | undefined,
 ): Promise<{ drop: DropRecord; content: VersionContent } | undefined> {
-  const drop = await store.findDrop(slug);
+  const drop = 'slug' in ref ? await store.findDrop(ref.slug) : await store.findDropByContentLabel(ref.label);
   if (drop === undefined) return undefined;
-  const content = await store.getVersionContent(slug, version);
+  const content = await store.getVersionContent(drop.slug, version);
   return content === undefined ? undefined : { drop, content };
 }
 
@@ -72,7 +75,10 @@ export type ViewerPage =
       readonly drop: DropRecord;
       readonly shown: VersionRecord;
       readonly versions: readonly VersionInfo[];
-      /** A capability for the iframe's URL (locked drops only), so the frame opens whatever the cookie policy. */
+      /**
+       * A capability for the iframe's URL (locked drops only), so the frame opens whatever the cookie policy; short
+       * lived (`frameTicketTtlMs`) when the frame is the drop's own origin.
+       */
       readonly frameCapability: string | undefined;
     };
 
@@ -85,6 +91,7 @@ export async function findViewerPage(
   slug: string,
   requested: number | null | undefined,
   access: VisitorAccess,
+  frameTicketTtlMs?: number,
 ): Promise<ViewerPage> {
   const drop = await deps.store.findDrop(slug);
   if (drop === undefined) return { kind: 'not_found' };
@@ -94,6 +101,8 @@ export async function findViewerPage(
   const number = requested ?? drop.latestVersion;
   const [shown, versions] = await Promise.all([deps.store.getVersion(slug, number), deps.store.listVersions(slug)]);
   if (shown === undefined) return { kind: 'version_not_found', latestVersion: drop.latestVersion };
-  const frameCapability = drop.locked ? deps.capabilities.issue(slug, drop.passcodeGeneration).token : undefined;
+  const frameCapability = drop.locked
+    ? deps.capabilities.issue(slug, drop.passcodeGeneration, frameTicketTtlMs).token
+    : undefined;
   return { kind: 'visible', drop, shown, versions, frameCapability };
 }

@@ -1,3 +1,5 @@
+import type { NetworkPolicy } from './network.js';
+
 /** Domain values. Rows never leave storage/: the store maps them to these. Times are Unix milliseconds. */
 
 export type Metadata = Readonly<Record<string, string>>;
@@ -38,6 +40,10 @@ export interface DropRecord {
   readonly updatedAt: number;
   /** When the drop stops being served (docs/api.md, "Expiry"); null: never. */
   readonly expiresAt: number | null;
+  /** The `{id}` of the drop's own origin (domain/content-origin.ts). */
+  readonly contentLabel: string;
+  /** What the drop's documents may load (domain/network.ts). */
+  readonly network: NetworkPolicy;
 }
 
 /** Whether a drop has expired at `now`: from its expiry instant on, it is gone from every path. */

@@ -31,6 +31,7 @@ import { accountRoutes } from './routes/account.js';
 import { authRoutes } from './routes/auth.js';
 import { commentRoutes } from './routes/comments.js';
 import { consoleRoutes } from './routes/console.js';
+import { contentHostRoutes, contentUrlRewriter } from './routes/content-host.js';
 import { discoveryRoutes } from './routes/discovery.js';
 import { dropRoutes } from './routes/drops.js';
 import { healthRoutes } from './routes/health.js';
@@ -89,7 +90,8 @@ export async function buildApp(options: AppOptions): Promise<App> {
   const { config, clock, bus, rawCache } = services;
   /** Set when the app starts closing: new requests on kept-alive connections get 503 shutting_down. */
   const state = { closing: false };
-  const app = createFastify(config, options.logger, createRawFastPath(rawCache), state);
+  const fastPath = createRawFastPath(rawCache, services.contentHosts?.origins);
+  const app = createFastify(config, options.logger, fastPath, contentUrlRewriter(services.contentHosts), state);
   await installRequestHandling(app, services);
   await registerRoutes(app, services);
   services.onPublishFailure((error, slug) =>
@@ -112,6 +114,7 @@ function createFastify(
   config: Config,
   logger: FastifyServerOptions['logger'],
   fastPath: FastPath,
+  rewriteUrl: (request: http.IncomingMessage) => string,
   state: { readonly closing: boolean },
 ) {
   return Fastify({
@@ -132,6 +135,8 @@ function createFastify(
     frameworkErrors: answerFrameworkError,
     clientErrorHandler: answerClientError,
     forceCloseConnections: 'idle',
+    // A request to a drop's own host can only reach that host's route (http/routes/content-host.ts).
+    rewriteUrl,
     // Cached open raw documents are answered before routing (serve/fast-path.ts); the rest goes to Fastify.
     serverFactory: (handler) => {
       const server = http.createServer(
@@ -239,6 +244,7 @@ async function registerRoutes(app: TypedApp, services: Services): Promise<void> 
     renders: services.renders,
     capabilities: services.capabilities,
     unlock: services.unlock,
+    contentHosts: services.contentHosts,
     viewerComments: {
       comments: services.comments,
       sessions,
@@ -246,6 +252,12 @@ async function registerRoutes(app: TypedApp, services: Services): Promise<void> 
       writeLimiter: services.writeLimiter,
       view: services.publicView,
     },
+  });
+  await app.register(contentHostRoutes, {
+    config,
+    content: services.contentHosts,
+    view: services.publicView,
+    loadRaw: services.loadRaw,
   });
   await app.register(authRoutes, { config, device, guards });
   await app.register(verifyRoutes, { config, accounts, clock, identity, device, guards, sessions });

@@ -1,7 +1,24 @@
 /** Domain values -> API JSON (spec section 2; docs/api.md 2.1: every Drop carries every field). */
+import type { Config } from '../config.js';
+import { contentOrigins } from '../domain/content-origin.js';
 import type { DropRecord, DropViewStats, TokenInfo, VersionInfo, VersionRecord } from '../domain/types.js';
 
-export function presentDrop(drop: DropRecord, baseUrl: string) {
+/** Where a drop is reached: the service's base URL, and its own origin when one is configured. */
+export interface DropLinks {
+  readonly baseUrl: string;
+  /** `<origin>/` of the drop's own origin, or null (docs/api.md, "Each drop on its own origin"). */
+  contentUrlOf(label: string): string | null;
+}
+
+export function dropLinks(config: Pick<Config, 'baseUrl' | 'contentOrigin'>): DropLinks {
+  const origins = config.contentOrigin === undefined ? undefined : contentOrigins(config.contentOrigin);
+  return {
+    baseUrl: config.baseUrl,
+    contentUrlOf: (label) => (origins === undefined ? null : `${origins.originOf(label)}/`),
+  };
+}
+
+export function presentDrop(drop: DropRecord, { baseUrl, contentUrlOf }: DropLinks) {
   return {
     slug: drop.slug,
     title: drop.title,
@@ -16,6 +33,8 @@ export function presentDrop(drop: DropRecord, baseUrl: string) {
     created_at: drop.createdAt,
     updated_at: drop.updatedAt,
     expires_at: drop.expiresAt,
+    network: drop.network,
+    content_url: contentUrlOf(drop.contentLabel),
   };
 }
 

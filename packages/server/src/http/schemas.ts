@@ -50,6 +50,19 @@ const CommentSetting = Type.Union([Type.Literal('off'), Type.Literal('signed_in'
     'Who may comment: off, signed_in (anyone signed in through the identity provider; default), open (anyone who can view it, with a name)',
 });
 
+/** What a drop's documents may load (docs/api.md, "Each drop on its own origin"; checked by domain/network.ts). */
+const NetworkPolicy = Type.Union(
+  [
+    Type.Literal('open'),
+    Type.Literal('none'),
+    Type.Array(Type.String({ maxLength: 200 }), { minItems: 1, maxItems: 10 }),
+  ],
+  {
+    description:
+      'open (default): anything; none: nothing from the network (inline and data: content only); or 1-10 origins such as https://cdn.jsdelivr.net it may load from',
+  },
+);
+
 /** The two named components (`$id`) responses refer to: a drop and the error envelope. */
 function componentSchemas() {
   const Drop = Type.Object(
@@ -68,6 +81,11 @@ function componentSchemas() {
       updated_at: Millis('Last change'),
       expires_at: Type.Union([Millis('When the drop stops being served and is deleted'), Type.Null()], {
         description: 'Unix ms; null: never expires',
+      }),
+      network: NetworkPolicy,
+      content_url: Type.Union([Type.String({ format: 'uri' }), Type.Null()], {
+        description:
+          "The drop's own origin (https://<id>.<content domain>/), where its storage works; null when none is configured",
       }),
     },
     { $id: 'Drop', additionalProperties: false },
@@ -126,6 +144,7 @@ function dropBodySchemas({ Metadata, title, description, html, context, passcode
       metadata: Type.Optional(Metadata),
       comments: Type.Optional(CommentSetting),
       expires_at: Type.Optional(ExpiresAt),
+      network: Type.Optional(NetworkPolicy),
     }),
     PutDropBody: Type.Object({
       html,
@@ -146,6 +165,7 @@ function dropBodySchemas({ Metadata, title, description, html, context, passcode
       metadata: Type.Optional(Metadata),
       comments: Type.Optional(CommentSetting),
       expires_at: Type.Optional(ExpiresAt),
+      network: Type.Optional(NetworkPolicy),
     }),
     PasscodeBody: Type.Object({ passcode }),
   };

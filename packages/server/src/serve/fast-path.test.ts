@@ -16,9 +16,9 @@ let port: number;
 
 async function cacheDrop(slug: string, html: string, options: { locked?: boolean; version?: number } = {}) {
   const drop = { slug, accountId: 'u_test', latestVersion: 1, locked: options.locked ?? false, passcodeGeneration: 0 };
-  const served = { ...drop, expiresAt: null };
+  const served = { ...drop, expiresAt: null, contentLabel: 'label', network: 'open' as const };
   const entry = await buildRawEntry(served, { version: 1, html });
-  cache.set(entry, options.version, cache.generation(slug));
+  cache.set(entry, { slug }, options.version, cache.generation());
 }
 
 function get(path: string, method = 'GET', headers: Record<string, string> = {}) {
@@ -37,7 +37,7 @@ function get(path: string, method = 'GET', headers: Record<string, string> = {})
 }
 
 beforeAll(async () => {
-  const fastPath = createRawFastPath(cache);
+  const fastPath = createRawFastPath(cache, undefined);
   server = http.createServer((request, response) => {
     if (!fastPath(request, response)) response.writeHead(ROUTE).end();
   });

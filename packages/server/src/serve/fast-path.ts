@@ -7,6 +7,7 @@
  * raw document, so both send the same bytes and headers.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { ContentOrigins } from '../domain/content-origin.js';
 import { matchesEtag, pickVariant } from './raw.js';
 import type { RawAnswers, RawCache } from './raw-cache.js';
 
@@ -57,12 +58,38 @@ function withCacheControl(headers: readonly string[], cacheControl: string | und
 /** Returns true when it answered the request. */
 export type FastPath = (request: IncomingMessage, response: ServerResponse) => boolean;
 
-export function createRawFastPath(cache: RawCache): FastPath {
+/** The Host header from the raw list (usually its first line), without building `request.headers`. */
+export function hostOf(request: IncomingMessage): string | undefined {
+  const raw = request.rawHeaders;
+  for (let i = 0; i + 1 < raw.length; i += 2) {
+    const name = raw[i] as string;
+    if (name.length === 4 && name.toLowerCase() === 'host') return raw[i + 1];
+  }
+  return undefined;
+}
+
+/**
+ * The cache key of a request: its URL on the service's host; the content label followed by the URL on a drop's own
+ * host (docs/api.md, "Each drop on its own origin"). A content host never reaches a `/p/` key, so it serves no other
+ * drop's bytes; undefined (no fast answer) for a content-looking host with no valid label.
+ */
+function keyOf(request: IncomingMessage, content: ContentOrigins | undefined): string | undefined {
+  const url = request.url as string;
+  if (content === undefined) return url;
+  const host = hostOf(request);
+  if (host === undefined || !content.isContentHost(host)) return url;
+  const label = content.labelOf(host);
+  return label === undefined ? undefined : label + url;
+}
+
+export function createRawFastPath(cache: RawCache, content: ContentOrigins | undefined): FastPath {
   return (request, response) => {
     const method = request.method;
     if (method !== 'GET' && method !== 'HEAD') return false;
-    // The URL as it arrived is the cache key: only the canonical `/p/<slug>/raw` and `/p/<slug>/raw?v=<n>` hit.
-    const answers = cache.answersFor(request.url as string);
+    // The key as it arrived: only the canonical `/p/<slug>/raw[?v=<n>]` and a content host's `/[?v=<n>]` hit.
+    const key = keyOf(request, content);
+    if (key === undefined) return false;
+    const answers = cache.answersFor(key);
     // Locked and expiring drops go to the route, which checks the capability or the time.
     if (answers === undefined || answers.locked || answers.expiresAt !== null) return false;
     writeRawAnswer(request, response, answers);

@@ -20,7 +20,9 @@ function entry(slug: string, version: number, size = 10): RawEntry {
     locked: false,
     passcodeGeneration: 0,
     expiresAt: null,
+    contentLabel: `label${slug}`,
     answers: { latest: under('latest'), pinned: under('pinned'), private: under('private') },
+    contentAnswers: { latest: under('latest'), pinned: under('pinned'), private: under('private') },
     bytes: size,
   };
 }
@@ -29,61 +31,66 @@ describe('raw cache', () => {
   it('while its age is limited (the bus is down), serves an entry for at most that long, then trusts again', () => {
     let now = 1_000_000;
     const cache = createRawCache({ now: () => now });
-    cache.set(entry('a', 1), undefined, cache.generation('a'));
+    cache.set(entry('a', 1), { slug: 'a' }, undefined, cache.generation());
     expect(cache.answersFor('/p/a/raw')).toBeDefined();
     cache.limitAge(2000);
     // Stored while trusted: it may have missed an announcement already, so it is not served under the limit.
     expect(cache.answersFor('/p/a/raw')).toBeUndefined();
-    cache.set(entry('a', 2), undefined, cache.generation('a'));
+    cache.set(entry('a', 2), { slug: 'a' }, undefined, cache.generation());
     now += 2000;
-    expect(cache.get('a', undefined)?.version).toBe(2);
+    expect(cache.get({ slug: 'a' }, undefined)?.version).toBe(2);
     now += 1;
     expect(cache.answersFor('/p/a/raw')).toBeUndefined();
     expect(cache.size).toBe(0);
     cache.limitAge(undefined);
-    cache.set(entry('a', 3), undefined, cache.generation('a'));
+    cache.set(entry('a', 3), { slug: 'a' }, undefined, cache.generation());
     now += 3_600_000;
-    expect(cache.get('a', undefined)?.version).toBe(3);
+    expect(cache.get({ slug: 'a' }, undefined)?.version).toBe(3);
   });
 
   it('evicts the least recently used entries beyond its byte budget', () => {
     const cache = createRawCache({ maxBytes: 30 });
-    for (const slug of ['a', 'b', 'c']) cache.set(entry(slug, 1), undefined, cache.generation(slug));
-    cache.get('a', undefined);
-    cache.set(entry('d', 1), undefined, cache.generation('d'));
-    expect(cache.get('b', undefined)).toBeUndefined();
-    expect(cache.get('a', undefined)).toBeDefined();
+    for (const slug of ['a', 'b', 'c']) cache.set(entry(slug, 1), { slug }, undefined, cache.generation());
+    cache.get({ slug: 'a' }, undefined);
+    cache.set(entry('d', 1), { slug: 'd' }, undefined, cache.generation());
+    expect(cache.get({ slug: 'b' }, undefined)).toBeUndefined();
+    expect(cache.get({ slug: 'a' }, undefined)).toBeDefined();
     expect(cache.size).toBe(3);
   });
 
   it('drops every entry of a slug on invalidate, and a load that started before the change', () => {
     const cache = createRawCache();
-    cache.set(entry('a', 1), undefined, cache.generation('a'));
-    cache.set(entry('a', 1), 1, cache.generation('a'));
-    const stamp = cache.generation('a');
+    cache.set(entry('a', 1), { slug: 'a' }, undefined, cache.generation());
+    cache.set(entry('a', 1), { slug: 'a' }, 1, cache.generation());
+    // The same drop on its own origin is cached under its label (docs/api.md, "Each drop on its own origin").
+    cache.set(entry('a', 1), { label: 'labela' }, undefined, cache.generation());
+    expect(cache.answersFor('labela/')).toBeDefined();
+    expect(cache.get({ label: 'labela' }, undefined)?.slug).toBe('a');
+    const stamp = cache.generation();
     cache.invalidate('a');
-    expect(cache.get('a', undefined)).toBeUndefined();
-    expect(cache.get('a', 1)).toBeUndefined();
-    cache.set(entry('a', 1), undefined, stamp);
-    expect(cache.get('a', undefined)).toBeUndefined();
-    cache.set(entry('a', 2), undefined, cache.generation('a'));
-    expect(cache.get('a', undefined)?.version).toBe(2);
+    expect(cache.get({ slug: 'a' }, undefined)).toBeUndefined();
+    expect(cache.get({ slug: 'a' }, 1)).toBeUndefined();
+    expect(cache.answersFor('labela/')).toBeUndefined();
+    cache.set(entry('a', 1), { slug: 'a' }, undefined, stamp);
+    expect(cache.get({ slug: 'a' }, undefined)).toBeUndefined();
+    cache.set(entry('a', 2), { slug: 'a' }, undefined, cache.generation());
+    expect(cache.get({ slug: 'a' }, undefined)?.version).toBe(2);
   });
 
   it('forgets everything on clear, including loads in flight for slugs it never saw', () => {
     const cache = createRawCache();
-    cache.set(entry('a', 1), undefined, cache.generation('a'));
-    const stamp = cache.generation('new');
+    cache.set(entry('a', 1), { slug: 'a' }, undefined, cache.generation());
+    const stamp = cache.generation();
     cache.clear();
     expect(cache.size).toBe(0);
-    cache.set(entry('new', 1), undefined, stamp);
-    expect(cache.get('new', undefined)).toBeUndefined();
+    cache.set(entry('new', 1), { slug: 'new' }, undefined, stamp);
+    expect(cache.get({ slug: 'new' }, undefined)).toBeUndefined();
   });
 
   it('finds answers by the canonical request URL only, under the policy the URL implies', () => {
     const cache = createRawCache();
-    cache.set(entry('a', 2), undefined, cache.generation('a'));
-    cache.set(entry('a', 1), 1, cache.generation('a'));
+    cache.set(entry('a', 2), { slug: 'a' }, undefined, cache.generation());
+    cache.set(entry('a', 1), { slug: 'a' }, 1, cache.generation());
     expect(cache.answersFor('/p/a/raw')?.policy).toBe('latest');
     expect(cache.answersFor('/p/a/raw')?.identity.etag).toBe('"2"');
     expect(cache.answersFor('/p/a/raw?v=1')?.policy).toBe('pinned');

@@ -35,6 +35,9 @@ export interface RawAnswers {
   readonly brotli: RawAnswer | undefined;
 }
 
+/** One surface's answers under each cache policy (the bodies are shared). */
+export type SurfaceAnswers = Readonly<Record<CachePolicy, RawAnswers>>;
+
 /** The bytes of one served version, in every encoding, with what gating needs. */
 export interface RawEntry {
   readonly slug: string;
@@ -45,24 +48,35 @@ export interface RawEntry {
   readonly locked: boolean;
   readonly passcodeGeneration: number;
   readonly expiresAt: number | null;
-  /** The answers under each cache policy (the bodies are shared). */
-  readonly answers: Readonly<Record<CachePolicy, RawAnswers>>;
+  /** The `{id}` of the drop's own origin. */
+  readonly contentLabel: string;
+  /** The raw path's answers under each cache policy. */
+  readonly answers: SurfaceAnswers;
+  /** The drop's own origin's answers; undefined when no content origin is configured. */
+  readonly contentAnswers: SurfaceAnswers | undefined;
   /** Memory held by the bodies of every encoding. */
   readonly bytes: number;
 }
 
+/**
+ * A drop as a request names it: by slug on the raw path, by content label on its own origin (docs/api.md, "Each
+ * drop on its own origin"). Each is cached under its own key, with that surface's answers.
+ */
+export type DropRef = { readonly slug: string } | { readonly label: string };
+
 export interface RawCache {
   /** `version` undefined means the latest version. */
-  get(slug: string, version: number | undefined): RawEntry | undefined;
+  get(ref: DropRef, version: number | undefined): RawEntry | undefined;
   /**
-   * The fast path's lookup: the open or locked answers cached for a request URL exactly as it arrived, which hits
-   * only for the canonical forms `/p/<slug>/raw` (policy `latest`) and `/p/<slug>/raw?v=<n>` (policy `pinned`).
-   * No parsing and no key to build; any other spelling misses and goes to the route.
+   * The fast path's lookup: the open or locked answers cached for a key exactly as the request gave it: a raw URL
+   * (`/p/<slug>/raw` for policy `latest`, `/p/<slug>/raw?v=<n>` for `pinned`), or a content label followed by the
+   * URL (`<label>/`, `<label>/?v=<n>`). No parsing; any other spelling misses and goes to the route.
    */
-  answersFor(url: string): RawAnswers | undefined;
-  /** A stamp to take before loading `slug` and pass back to `set`, so a load overtaken by a change is dropped. */
-  generation(slug: string): number;
-  set(entry: RawEntry, requested: number | undefined, generation: number): void;
+  answersFor(key: string): RawAnswers | undefined;
+  /** A stamp to take before loading a drop and pass back to `set`, so a load overtaken by a change is dropped. */
+  generation(): number;
+  /** Keeps `entry` under the key of `ref` (its surface) and `requested`. */
+  set(entry: RawEntry, ref: DropRef, requested: number | undefined, generation: number): void;
   invalidate(slug: string): void;
   /** Drops everything (announcements of changes may have been missed). */
   clear(): void;
@@ -94,17 +108,23 @@ interface Slot extends RawAnswers {
   readonly storedAt: number;
 }
 
-function slotOf(entry: RawEntry, policy: CachePolicy, storedAt: number): Slot {
-  const { locked, expiresAt, identity, gzip, brotli } = entry.answers[policy];
+function slotOf(entry: RawEntry, answers: SurfaceAnswers, policy: CachePolicy, storedAt: number): Slot {
+  const { locked, expiresAt, identity, gzip, brotli } = answers[policy];
   return { policy, locked, expiresAt, identity, gzip, brotli, entry, used: false, storedAt };
 }
 
 /** The shared-cache policy of an open drop's answer: the latest version, or a pinned `?v=<n>`. */
 export const openPolicyOf = (version: number | undefined): CachePolicy => (version === undefined ? 'latest' : 'pinned');
 
-/** Keys are the canonical request URLs, so the fast path looks up `request.url` as it is (answersFor). */
-const rawUrlOf = (slug: string, version: number | undefined) =>
-  version === undefined ? `/p/${slug}/raw` : `/p/${slug}/raw?v=${version}`;
+/**
+ * Keys are what the fast path has at hand, so it looks them up as they are (answersFor): the canonical raw URL, or
+ * the content label followed by the canonical URL on its host. A label starts with a letter or digit, a raw URL with
+ * `/`: the two never collide.
+ */
+function keyOf(ref: DropRef, version: number | undefined): string {
+  const query = version === undefined ? '' : `?v=${version}`;
+  return 'slug' in ref ? `/p/${ref.slug}/raw${query}` : `${ref.label}/${query}`;
+}
 
 /**
  * The stored slots and their body bytes, under second-chance (CLOCK) replacement: a hit only sets a flag; eviction
@@ -225,13 +245,15 @@ export function createRawCache(options: RawCacheOptions = {}): RawCache {
   }
 
   return {
-    get: (slug, version) => hit(rawUrlOf(slug, version))?.entry,
+    get: (ref, version) => hit(keyOf(ref, version))?.entry,
     answersFor: hit,
     generation: changes.generation,
-    set(entry, requested, stamp) {
+    set(entry, ref, requested, stamp) {
       if (changes.overtaken(entry.slug, stamp) || entry.bytes > maxBytes) return;
-      const key = rawUrlOf(entry.slug, requested);
-      slots.put(key, slotOf(entry, openPolicyOf(requested), maxAgeMs === 0 ? 0 : now()));
+      const answers = 'slug' in ref ? entry.answers : entry.contentAnswers;
+      if (answers === undefined) return;
+      const storedAt = maxAgeMs === 0 ? 0 : now();
+      slots.put(keyOf(ref, requested), slotOf(entry, answers, openPolicyOf(requested), storedAt));
     },
     invalidate(slug) {
       changes.changed(slug);

@@ -6,18 +6,34 @@
 import { createHash } from 'node:crypto';
 import { promisify } from 'node:util';
 import { brotliCompress, constants, gzip } from 'node:zlib';
+import { networkDirectives } from '../domain/network.js';
 import type { DropRecord, VersionContent } from '../domain/types.js';
 import { injectDefensiveHead } from './inject.js';
-import type { CachePolicy, RawAnswer, RawAnswers, RawEntry } from './raw-cache.js';
+import type { CachePolicy, RawAnswer, RawAnswers, RawEntry, SurfaceAnswers } from './raw-cache.js';
 
 /** What an entry needs of its drop. */
 type ServedDrop = Pick<
   DropRecord,
-  'slug' | 'accountId' | 'latestVersion' | 'locked' | 'passcodeGeneration' | 'expiresAt'
+  'slug' | 'accountId' | 'latestVersion' | 'locked' | 'passcodeGeneration' | 'expiresAt' | 'contentLabel' | 'network'
 >;
 
-/** docs/api.md 4.6: the sandbox never includes allow-same-origin. */
+/** docs/api.md 4.6: on the raw path the sandbox never includes allow-same-origin. */
 export const SANDBOX_CSP = 'sandbox allow-scripts allow-forms allow-popups allow-modals allow-downloads';
+
+/**
+ * On the drop's own origin (docs/api.md, "Each drop on its own origin") the sandbox keeps that origin, so storage
+ * works; the origin is the drop's alone, so it reaches nothing of the service's or another drop's.
+ */
+export const CONTENT_SANDBOX_CSP =
+  'sandbox allow-scripts allow-same-origin allow-forms allow-popups allow-modals allow-downloads';
+
+/** Where a document is answered: `/p/<slug>/raw` (opaque origin), or the drop's own content host. */
+export type Surface = 'raw' | 'content';
+
+/** What the answers depend on besides the drop: who may frame a content host; undefined when none is served. */
+export interface ServeOptions {
+  readonly contentFrameAncestors: string | undefined;
+}
 
 /** Short shared caching for the latest version; `?v=<n>` never changes, so it is immutable. */
 export const CACHE_LATEST = 'public, max-age=60, s-maxage=60';
@@ -61,14 +77,27 @@ interface Encoded {
   readonly encoding: RawAnswer['encoding'];
 }
 
-function answer({ body, etag, encoding }: Encoded, policy: CachePolicy): RawAnswer {
+/**
+ * The headers that differ by surface: the CSP (the sandbox, the network policy and, on a content host, who may frame
+ * it) and, on a content host, a CORP that keeps other origins (another drop) from reading its bytes.
+ */
+function surfaceHeaders(drop: ServedDrop, surface: Surface, frameAncestors: string | undefined): string[] {
+  const network = networkDirectives(drop.network);
+  const directives =
+    surface === 'raw' ? [SANDBOX_CSP, network] : [CONTENT_SANDBOX_CSP, `frame-ancestors ${frameAncestors}`, network];
+  const csp = flat(directives.filter((d) => d !== undefined).join('; '));
+  return surface === 'raw'
+    ? ['content-security-policy', csp]
+    : ['content-security-policy', csp, 'cross-origin-resource-policy', 'same-origin'];
+}
+
+function answer({ body, etag, encoding }: Encoded, policy: CachePolicy, surface: readonly string[]): RawAnswer {
   const notModifiedHeaders = [
     'content-type',
     'text/html; charset=utf-8',
     'x-content-type-options',
     'nosniff',
-    'content-security-policy',
-    SANDBOX_CSP,
+    ...surface,
     'referrer-policy',
     'no-referrer',
     'cache-control',
@@ -93,22 +122,41 @@ interface Encodings {
   readonly brotli: Encoded | undefined;
 }
 
-function answersUnder(drop: ServedDrop, { identity, gzip, brotli }: Encodings, policy: CachePolicy): RawAnswers {
-  const optional = (encoded: Encoded | undefined) => (encoded === undefined ? undefined : answer(encoded, policy));
+function answersUnder(
+  drop: ServedDrop,
+  { identity, gzip, brotli }: Encodings,
+  policy: CachePolicy,
+  surface: readonly string[],
+): RawAnswers {
+  const optional = (encoded: Encoded | undefined) =>
+    encoded === undefined ? undefined : answer(encoded, policy, surface);
   return {
     policy,
     locked: drop.locked,
     expiresAt: drop.expiresAt,
-    identity: answer(identity, policy),
+    identity: answer(identity, policy, surface),
     gzip: optional(gzip),
     brotli: optional(brotli),
   };
 }
 
-/** Builds a cache entry: injected bytes, ETag and compressed variants (compression runs on the thread pool). */
+/** The answers of one surface under each cache policy (the bodies are shared). */
+function surfaceAnswers(drop: ServedDrop, encodings: Encodings, headers: readonly string[]): SurfaceAnswers {
+  return {
+    latest: answersUnder(drop, encodings, 'latest', headers),
+    pinned: answersUnder(drop, encodings, 'pinned', headers),
+    private: answersUnder(drop, encodings, 'private', headers),
+  };
+}
+
+/**
+ * Builds a cache entry: injected bytes, ETag and compressed variants (compression runs on the thread pool), with
+ * the answers of the raw path and, when content hosts are served, of the drop's own origin.
+ */
 export async function buildRawEntry(
   drop: ServedDrop,
   content: Pick<VersionContent, 'version' | 'html'>,
+  options: ServeOptions = { contentFrameAncestors: undefined },
 ): Promise<RawEntry> {
   const body = Buffer.from(injectDefensiveHead(content.html), 'utf8');
   const tag = `${content.version}-${createHash('sha256').update(body).digest('base64url').slice(0, 22)}`;
@@ -139,11 +187,12 @@ export async function buildRawEntry(
     locked: drop.locked,
     passcodeGeneration: drop.passcodeGeneration,
     expiresAt: drop.expiresAt,
-    answers: {
-      latest: answersUnder(drop, encodings, 'latest'),
-      pinned: answersUnder(drop, encodings, 'pinned'),
-      private: answersUnder(drop, encodings, 'private'),
-    },
+    contentLabel: drop.contentLabel,
+    answers: surfaceAnswers(drop, encodings, surfaceHeaders(drop, 'raw', undefined)),
+    contentAnswers:
+      options.contentFrameAncestors === undefined
+        ? undefined
+        : surfaceAnswers(drop, encodings, surfaceHeaders(drop, 'content', options.contentFrameAncestors)),
     bytes: body.length + (encodings.gzip?.body.length ?? 0) + (encodings.brotli?.body.length ?? 0),
   };
 }

@@ -40,6 +40,10 @@ export interface DropsTable {
   updated_at: number;
   /** When the drop stops being served and may be deleted (Unix ms); null: never (migration 0007). */
   expires_at: number | null;
+  /** The `{id}` of the drop's own origin: lowercase, unique, set at creation (migration 0008 labelled older drops). */
+  content_label: string | null;
+  /** `open`, `none`, or a JSON array of origins (domain/network.ts). */
+  network: Generated<string>;
 }
 
 export interface VersionsTable {

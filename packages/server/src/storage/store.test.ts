@@ -4,6 +4,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, DIALECTS, type TestDatabase } from '../../test/databases.js';
+import { newContentLabel } from '../domain/content-origin.js';
 import type { Account, ViewBatch } from '../domain/types.js';
 import type { NewDrop, Store } from './store.js';
 
@@ -38,6 +39,7 @@ for (const dialect of DIALECTS) {
       description: null,
       html: '<p>x</p>',
       sizeBytes: 8,
+      contentLabel: newContentLabel(),
       context: null,
       metadata: {},
       passcodeHash: null,

@@ -4,6 +4,8 @@
  * method is safe to call concurrently from many requests and many processes sharing one database; the atomicity each
  * one guarantees is stated on it.
  */
+
+import type { NetworkPolicy } from '../domain/network.js';
 import type {
   Account,
   CommentAuthorKind,
@@ -42,6 +44,10 @@ export interface NewDrop {
   readonly passcodeHash: string | null;
   /** Unix ms; null or absent: never expires. */
   readonly expiresAt?: number | null | undefined;
+  /** The `{id}` of the drop's own origin; unique. */
+  readonly contentLabel: string;
+  /** `open` when absent. */
+  readonly network?: NetworkPolicy | undefined;
   readonly now: number;
 }
 
@@ -60,6 +66,7 @@ export interface DropChanges {
   readonly comments?: CommentSetting | undefined;
   /** Unix ms, or null to clear. */
   readonly expiresAt?: number | null | undefined;
+  readonly network?: NetworkPolicy | undefined;
 }
 
 /**
@@ -157,6 +164,8 @@ export interface Store {
    */
   createDrop(drop: NewDrop, maxDrops: number): Promise<DropRecord | undefined>;
   findDrop(slug: string): Promise<DropRecord | undefined>;
+  /** The drop whose own origin has this content label (docs/api.md, "Each drop on its own origin"). */
+  findDropByContentLabel(label: string): Promise<DropRecord | undefined>;
   /**
    * One page of the account's drops, plus the total matching the filters (and alive at `query.aliveAt` when set).
    * Never reads HTML.

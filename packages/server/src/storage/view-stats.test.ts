@@ -5,6 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, DIALECTS, type TestDatabase } from '../../test/databases.js';
+import { newContentLabel } from '../domain/content-origin.js';
 import type { Account, ViewBatch, ViewTally } from '../domain/types.js';
 import type { Dialect } from './dialect.js';
 import { openPostgres } from './postgres.js';
@@ -53,6 +54,7 @@ for (const dialect of DIALECTS) {
     const newDrop = (accountId: string): NewDrop => ({
       slug: `r${dialect[0]}${(n++).toString().padStart(8, '0')}`,
       accountId,
+      contentLabel: newContentLabel(),
       title: 't',
       description: null,
       html: '<p>x</p>',

@@ -5,6 +5,7 @@
  * system fonts, no favicon fetch. Every interpolated value goes through escapeHtml. The only inline script carries
  * the response's CSP nonce; there are no inline event handlers or style attributes, so a strict CSP holds.
  */
+import { FRAME_LOCKED_MESSAGE } from './content-host.js';
 import { escapeHtml } from './layout.js';
 
 export interface ViewerModel {
@@ -23,6 +24,13 @@ export interface ViewerModel {
   context: string | null;
   /** URL of the iframe document, already built (may carry a capability query parameter). */
   frameSrc: string;
+  /**
+   * The drop's own origin when the frame shows it there (docs/api.md, "Each drop on its own origin"): the sandbox
+   * then keeps that origin, so its storage works. Absent: the raw path, in an opaque origin.
+   */
+  frameOrigin?: string;
+  /** A locked drop on its own origin: when the frame's ticket has lapsed, reload for a fresh one. */
+  renewTicket?: boolean;
   /** Link to the raw document. */
   rawUrl: string;
   /** Absolute {base_url}/p/<slug>, for og:url and <link rel=canonical>. */
@@ -71,8 +79,27 @@ export interface GateModel {
   nonce: string;
 }
 
-/** The sandbox attribute of the drop iframe: never includes allow-same-origin (docs/api.md 4.6; docs/decisions/0008-opaque-origin-sandbox-for-untrusted-html.md). */
+/** The sandbox attribute of the drop iframe on the raw path: never allow-same-origin (docs/api.md 4.6; docs/decisions/0008-opaque-origin-sandbox-for-untrusted-html.md). */
 export const IFRAME_SANDBOX = 'allow-scripts allow-forms allow-popups allow-modals allow-downloads';
+
+/**
+ * On the drop's own origin: allow-same-origin keeps that origin, which is the drop's alone (docs/decisions/
+ * 0024-content-origins.md), so its storage works and it still reaches nothing of the service's.
+ */
+export const IFRAME_SANDBOX_OWN_ORIGIN = `${IFRAME_SANDBOX} allow-same-origin`;
+
+/**
+ * Renews a locked drop's frame ticket: the content host's locked page posts FRAME_LOCKED_MESSAGE to the viewer when
+ * the ticket in the frame's URL has lapsed (a reload inside the frame, minutes later); the viewer reloads itself
+ * for a fresh one, at most once a minute, so a drop posting the message itself cannot loop it.
+ */
+function renewScript(frameOrigin: string): string {
+  const origin = JSON.stringify(frameOrigin).replace(/</g, '\\u003c');
+  return `(function(){var f=document.getElementById('drop-frame');addEventListener('message',function(e){
+if(!f||e.source!==f.contentWindow||e.origin!==${origin}||e.data!==${JSON.stringify(FRAME_LOCKED_MESSAGE)})return;
+var k='htmldrop-renew:'+location.pathname,n=Date.now(),l=0;try{l=+(sessionStorage.getItem(k)||0);sessionStorage.setItem(k,String(n));}catch(x){}
+if(n-l>60000)location.reload();});})();`;
+}
 
 const GENERIC_DESCRIPTION = 'An HTML document shared with htmldrop.';
 
@@ -321,10 +348,13 @@ export function renderViewer(model: ViewerModel): string {
     ? `<p class="notice">You are viewing version ${model.version}. The latest is <a id="latest-link" href="${escapeHtml(viewerPath)}">version ${model.latestVersion}</a>.</p>`
     : '';
 
-  const frame = `<iframe class="frame" id="drop-frame" src="${escapeHtml(model.frameSrc)}" title="${t}" sandbox="${IFRAME_SANDBOX}" referrerpolicy="no-referrer" loading="eager"></iframe>`;
+  const sandbox = model.frameOrigin === undefined ? IFRAME_SANDBOX : IFRAME_SANDBOX_OWN_ORIGIN;
+  const frame = `<iframe class="frame" id="drop-frame" src="${escapeHtml(model.frameSrc)}" title="${t}" sandbox="${sandbox}" referrerpolicy="no-referrer" loading="eager"></iframe>`;
 
   const needsScript = hasContext || comments !== undefined || model.versions.length > 1;
-  const script = needsScript ? `<script nonce="${nonce}">${VIEWER_SCRIPT}</script>` : '';
+  const renew = model.renewTicket === true && model.frameOrigin !== undefined ? renewScript(model.frameOrigin) : '';
+  const script =
+    needsScript || renew !== '' ? `<script nonce="${nonce}">${needsScript ? VIEWER_SCRIPT : ''}${renew}</script>` : '';
 
   return `<!doctype html><html lang="en"><head>${headHtml({ title: `${title} · htmldrop`, nonce: model.nonce, style: VIEWER_STYLE, extra: meta })}</head><body>${header}${panel}${notice}<div class="split"><main class="stage" id="drop">${frame}</main>${comments === undefined ? '' : commentsPanel(model, comments)}</div>${script}</body></html>`;
 }

@@ -10,7 +10,7 @@ import { ApiError } from '../../errors.js';
 import type { TypedApp } from '../app.js';
 import { callerOf } from '../caller.js';
 import { ifLatestOf, withEtag } from '../preconditions.js';
-import { presentDrop, presentVersion, presentVersionItem } from '../present.js';
+import { dropLinks, presentDrop, presentVersion, presentVersionItem } from '../present.js';
 import type { Schemas } from '../schemas.js';
 import { IdempotencyHeaders, IfMatchHeaders, METADATA_KEY_PATTERN } from '../schemas.js';
 import { refuseField, wrongField } from '../validation.js';
@@ -63,12 +63,13 @@ export interface DropRouteDeps {
 export async function dropRoutes(app: TypedApp, deps: DropRouteDeps): Promise<void> {
   const { schemas: s, config } = deps;
   const errors = { '4XX': { $ref: 'Error#' } };
+  const links = dropLinks(config);
   const kit: DropRouteKit = {
     deps,
     s,
     errors,
     dropResponse: (status) => ({ [status]: { $ref: 'Drop#' }, ...errors }),
-    present: (drop) => presentDrop(drop, config.baseUrl),
+    present: (drop) => presentDrop(drop, links),
     documentBody: config.limits.maxBodyBytes,
   };
   registerDropCollection(app, kit);
@@ -225,6 +226,7 @@ function registerDropPut(app: TypedApp, kit: DropRouteKit): void {
       preValidation: [
         refuseField('passcode', wrongField('passcode', 'set it with POST /api/drops/<slug>/passcode')),
         refuseField('expires_at', wrongField('expires_at', 'set it with PATCH /api/drops/<slug>')),
+        refuseField('network', wrongField('network', 'set it with PATCH /api/drops/<slug>')),
       ],
       schema: {
         summary: 'Upload new HTML: always creates a new version',

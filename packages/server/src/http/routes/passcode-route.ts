@@ -8,7 +8,7 @@ import * as drops from '../../domain/drops.js';
 import type { TypedApp } from '../app.js';
 import { callerOf } from '../caller.js';
 import { withEtag } from '../preconditions.js';
-import { presentDrop } from '../present.js';
+import { dropLinks, presentDrop } from '../present.js';
 import type { DropRouteDeps } from './drops.js';
 
 export interface PasscodeRouteOptions {
@@ -21,6 +21,7 @@ export interface PasscodeRouteOptions {
 }
 
 export function registerPasscodeRoute(app: TypedApp, deps: DropRouteDeps, options: PasscodeRouteOptions): void {
+  const links = dropLinks(deps.config);
   app.post(
     options.url,
     {
@@ -38,7 +39,7 @@ export function registerPasscodeRoute(app: TypedApp, deps: DropRouteDeps, option
       // The schema made the field a string.
       const passcode = (request.body as Record<string, string>)[options.field] ?? '';
       const drop = await drops.setPasscode(deps.drops, callerOf(request).account.id, slug, passcode);
-      return presentDrop(withEtag(reply, drop), deps.config.baseUrl);
+      return presentDrop(withEtag(reply, drop), links);
     },
   );
 }

@@ -7,7 +7,7 @@ import * as drops from '../../domain/drops.js';
 import type { DropRecord } from '../../domain/types.js';
 import type { TypedApp } from '../app.js';
 import { callerOf } from '../caller.js';
-import { presentDrop } from '../present.js';
+import { dropLinks, presentDrop } from '../present.js';
 import type { Schemas } from '../schemas.js';
 import { refuseField, wrongField } from '../validation.js';
 import type { DropRouteDeps } from './drops.js';
@@ -29,12 +29,13 @@ interface LegacyRouteKit {
 export async function prototypeRoutes(app: TypedApp, deps: DropRouteDeps): Promise<void> {
   const { schemas: s, config } = deps;
   const errors = { '4XX': { $ref: 'Error#' } };
+  const links = dropLinks(config);
   const kit: LegacyRouteKit = {
     deps,
     s,
     errors,
     dropResponse: (status) => ({ [status]: { $ref: 'Drop#' }, ...errors }),
-    present: (drop) => presentDrop(drop, config.baseUrl),
+    present: (drop) => presentDrop(drop, links),
     tags: ['legacy prototypes'],
   };
   registerLegacyCollection(app, kit);

@@ -7,18 +7,19 @@ import { randomBytes } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Config } from '../../config.js';
 import type { Capabilities } from '../../domain/capability.js';
+import { FRAME_TICKET_TTL_MS } from '../../domain/capability.js';
+import type { ContentHosts } from '../../domain/content-origin.js';
 import { isValidSlug, parseVersionNumber } from '../../domain/ids.js';
-import { findViewerPage, opensLockedDrop, type PublicViewDeps, type VisitorAccess } from '../../domain/public-view.js';
+import { findViewerPage, type PublicViewDeps, type VisitorAccess } from '../../domain/public-view.js';
 import { countRender, type RenderCountDeps, type UnlockDeps, unlockDrop } from '../../domain/viewing.js';
-import { writeRawAnswer } from '../../serve/fast-path.js';
-import { CACHE_PRIVATE, cappedCacheControl } from '../../serve/raw.js';
-import { openPolicyOf } from '../../serve/raw-cache.js';
+import { CACHE_PRIVATE } from '../../serve/raw.js';
 import type { RawLoader } from '../../serve/raw-loader.js';
 import type { TypedApp } from '../app.js';
 import { acceptFormPosts, formField, isForeignFormPost } from '../forms.js';
 import { type PageOptions, refusePage, showPage } from '../page-reply.js';
 import { EXPIRED_PAGE, NOT_FOUND_PAGE, passcodeRequiredPage, versionNotFoundPage } from '../pages/layout.js';
 import { renderGate, renderViewer } from '../pages/viewer.js';
+import { rawVerdict, sendRawDocument } from '../raw-reply.js';
 import { cookieValue, serializeCookie } from '../signed-cookie.js';
 import { registerViewerCommentPost, type ViewerCommentDeps, viewerComments } from './public-comments.js';
 
@@ -37,12 +38,12 @@ function requestedVersion(v: unknown): number | undefined | null {
  * The viewer's own CSP: inline styles, nonce'd scripts, frames only from this origin, no external requests; and who
  * may frame the viewer itself (`frameAncestors`: the service, plus the configured embed origins).
  */
-function viewerCsp(nonce: string, frameAncestors: string): string {
+function viewerCsp(nonce: string, frameAncestors: string, frameSource: string): string {
   return [
     "default-src 'none'",
     "style-src 'unsafe-inline'",
     `script-src 'nonce-${nonce}'`,
-    "frame-src 'self'",
+    `frame-src ${frameSource}`,
     "img-src 'self' data:",
     "form-action 'self'",
     "base-uri 'none'",
@@ -80,7 +81,8 @@ export function accessOf(request: FastifyRequest): VisitorAccess {
 interface PublicRoutes extends PublicRouteDeps {
   readonly frameAncestors: string;
   /** A fresh nonce and the viewer CSP header that allows it. */
-  pageNonce(reply: FastifyReply): string;
+  /** `frameSource`: the drop's own origin when the viewer frames it there; `'self'` (the raw path) otherwise. */
+  pageNonce(reply: FastifyReply, frameSource?: string): string;
 }
 
 /** What the public routes use: who may see what, the raw documents, view counts and the passcode gate. */
@@ -93,6 +95,8 @@ export interface PublicRouteDeps {
   readonly unlock: UnlockDeps;
   /** The comments panel and its form (public-comments.ts). */
   readonly viewerComments: ViewerCommentDeps;
+  /** Each drop's own origin, where the viewer frames it when configured (docs/api.md, "Each drop on its own origin"). */
+  readonly contentHosts: ContentHosts | undefined;
 }
 
 export async function publicRoutes(app: TypedApp, deps: PublicRouteDeps): Promise<void> {
@@ -100,9 +104,9 @@ export async function publicRoutes(app: TypedApp, deps: PublicRouteDeps): Promis
   const routes: PublicRoutes = {
     ...deps,
     frameAncestors,
-    pageNonce(reply) {
+    pageNonce(reply, frameSource = "'self'") {
       const nonce = randomBytes(16).toString('base64');
-      reply.header('content-security-policy', viewerCsp(nonce, frameAncestors));
+      reply.header('content-security-policy', viewerCsp(nonce, frameAncestors, frameSource));
       return nonce;
     },
   };
@@ -122,28 +126,15 @@ function registerRawRoute(app: TypedApp, routes: PublicRoutes): void {
       const target = publicTarget(request);
       if (target === undefined) return refusePage(reply, 'not_found', NOT_FOUND_PAGE);
       const { slug, version } = target;
-      const entry = await routes.loadRaw(slug, version);
+      const entry = await routes.loadRaw({ slug }, version);
       if (entry === undefined) return refusePage(reply, 'not_found', NOT_FOUND_PAGE);
-      const now = routes.view.clock.now();
-      // docs/api.md, "Expiry": gone from the instant itself, whatever a cache or the purge has done yet.
-      if (entry.expiresAt !== null && entry.expiresAt <= now) return refusePage(reply, 'expired', EXPIRED_PAGE);
-      if (entry.locked && !(await opensLockedDrop(routes.view, entry, accessOf(request)))) {
+      const verdict = await rawVerdict(routes.view, entry, entry.answers, accessOf(request));
+      if (verdict.kind === 'expired') return refusePage(reply, 'expired', EXPIRED_PAGE);
+      if (verdict.kind === 'locked') {
         const viewer = `/p/${slug}${version === undefined ? '' : `?v=${version}`}`;
         return refusePage(reply, 'locked', passcodeRequiredPage(viewer), PRIVATE);
       }
-      const policy = entry.locked ? 'private' : openPolicyOf(version);
-      const cacheControl = entry.expiresAt === null ? undefined : cappedCacheControl(policy, entry.expiresAt, now);
-      // The fast path's writer, so every raw document goes out through one code path (serve/fast-path.ts).
-      reply.hijack();
-      try {
-        writeRawAnswer(request.raw, reply.raw, entry.answers[policy], cacheControl);
-      } catch (error) {
-        // Past the hijack Fastify's error handler no longer answers: log, and do not leave the client waiting.
-        request.log.error({ err: error, reqId: request.id }, 'raw answer failed');
-        if (reply.raw.headersSent) reply.raw.destroy();
-        else reply.raw.writeHead(500, { 'content-type': 'text/plain; charset=utf-8' }).end('internal error\n');
-      }
-      return reply;
+      return sendRawDocument(request, reply, routes.view, verdict, version);
     },
   });
 }
@@ -160,11 +151,13 @@ function registerViewerRoute(app: TypedApp, routes: PublicRoutes): void {
       if (!isValidSlug(slug)) return refusePage(reply, 'not_found', NOT_FOUND_PAGE);
       const askedFor = (request.query as Query).v;
       const requested = requestedVersion(askedFor);
-      const page = await findViewerPage(routes.view, slug, requested, accessOf(request));
+      const own = routes.contentHosts?.origins;
+      const ticketTtl = own === undefined ? undefined : FRAME_TICKET_TTL_MS;
+      const page = await findViewerPage(routes.view, slug, requested, accessOf(request), ticketTtl);
       if (page.kind === 'not_found') return refusePage(reply, 'not_found', NOT_FOUND_PAGE);
       if (page.kind === 'expired') return refusePage(reply, 'expired', EXPIRED_PAGE);
-      const nonce = routes.pageNonce(reply);
       if (page.kind === 'locked') {
+        const nonce = routes.pageNonce(reply);
         // No byte of the drop, not even its title or whether a version exists, before the passcode.
         const versionQuery = typeof requested === 'number' ? `?v=${requested}` : '';
         const gate = renderGate({ slug, action: `/p/${slug}/unlock${versionQuery}`, error: null, nonce });
@@ -179,11 +172,17 @@ function registerViewerRoute(app: TypedApp, routes: PublicRoutes): void {
       }
       const { drop, shown, versions, frameCapability } = page;
       const rawUrl = `/p/${slug}/raw?v=${shown.version}`;
-      // A locked drop's iframe carries a capability token, so raw works inside the viewer whatever the browser's
-      // cookie policy for frames. The Raw link does not: it opens in a tab of this browser, where the capability
-      // cookie (path /p/<slug>) opens it, and a copied link does not hand out access.
+      // The drop's own origin when one is configured (storage works there), else the raw path's opaque origin.
+      const frameOrigin = own?.originOf(drop.contentLabel);
+      const frameDocument = frameOrigin === undefined ? rawUrl : `${frameOrigin}/?v=${shown.version}`;
+      // A locked drop's iframe carries a capability token (short-lived on a content host), so it opens inside the
+      // viewer whatever the browser's cookie policy for frames. The Raw link does not: it opens in a tab of this
+      // browser, where the capability cookie (path /p/<slug>) opens it, and a copied link does not hand out access.
       const frameSrc =
-        frameCapability === undefined ? rawUrl : `${rawUrl}&${CAPABILITY_PARAM}=${encodeURIComponent(frameCapability)}`;
+        frameCapability === undefined
+          ? frameDocument
+          : `${frameDocument}&${CAPABILITY_PARAM}=${encodeURIComponent(frameCapability)}`;
+      const nonce = routes.pageNonce(reply, frameOrigin);
       const shownAsked = typeof requested === 'number' ? requested : undefined;
       const panel = await viewerComments(routes.viewerComments, request, drop, shown.version, shownAsked);
       const html = renderViewer({
@@ -196,6 +195,8 @@ function registerViewerRoute(app: TypedApp, routes: PublicRoutes): void {
         createdAt: shown.createdAt,
         context: shown.context,
         frameSrc,
+        ...(frameOrigin === undefined ? {} : { frameOrigin }),
+        renewTicket: frameOrigin !== undefined && frameCapability !== undefined,
         rawUrl,
         canonicalUrl: `${config.baseUrl}/p/${slug}`,
         nonce,

@@ -7,12 +7,13 @@ import type { DropRecord, ListQuery, VersionInfo } from '../../domain/types.js';
 import type { Dialect } from '../dialect.js';
 import type { Database } from '../schema.js';
 import type { DropChanges, NewDrop, NewVersion, Store, VersionConflict } from '../store.js';
-import { changeSet, DROP_COLUMNS, inTransaction, Rollback, toDrop } from './shared.js';
+import { changeSet, DROP_COLUMNS, encodeNetwork, inTransaction, Rollback, toDrop } from './shared.js';
 
 export type DropStore = Pick<
   Store,
   | 'createDrop'
   | 'findDrop'
+  | 'findDropByContentLabel'
   | 'listDrops'
   | 'appendVersion'
   | 'updateDrop'
@@ -64,6 +65,14 @@ export function dropStore(dialect: Dialect): DropStore {
   return {
     createDrop: createDrop(db),
     findDrop: findDrop(db),
+    async findDropByContentLabel(label) {
+      const row = await db
+        .selectFrom('drops')
+        .select(DROP_COLUMNS)
+        .where('content_label', '=', label)
+        .executeTakeFirst();
+      return row === undefined ? undefined : toDrop(row);
+    },
     listDrops: listDrops(dialect),
     appendVersion: appendVersion(db),
     updateDrop: updateDrop(db),
@@ -104,6 +113,8 @@ function createDrop(db: Kysely<Database>): Store['createDrop'] {
         created_at: drop.now,
         updated_at: drop.now,
         expires_at: drop.expiresAt ?? null,
+        content_label: drop.contentLabel,
+        network: encodeNetwork(drop.network ?? 'open'),
       };
       await trx.insertInto('drops').values(row).execute();
       await insertVersion(trx, drop.slug, 1, drop);

@@ -3,6 +3,7 @@
  * never leave storage/), the column updates for DropChanges, and the transaction helper.
  */
 import type { Kysely, Selectable, Transaction } from 'kysely';
+import type { NetworkPolicy } from '../../domain/network.js';
 import type {
   Account,
   CommentSetting,
@@ -29,6 +30,8 @@ export const DROP_COLUMNS = [
   'created_at',
   'updated_at',
   'expires_at',
+  'content_label',
+  'network',
 ] as const;
 
 type DropRow = Pick<Selectable<DropsTable>, (typeof DROP_COLUMNS)[number]>;
@@ -49,7 +52,19 @@ export function toDrop(row: DropRow): DropRecord {
     createdAt: Number(row.created_at),
     updatedAt: Number(row.updated_at),
     expiresAt: row.expires_at === null ? null : Number(row.expires_at),
+    // Set on every insert; migration 0008 labelled the drops made before it.
+    contentLabel: row.content_label as string,
+    network: decodeNetwork(row.network),
   };
+}
+
+/** `open` and `none` as they are; an allow-list as a JSON array (domain/network.ts). */
+export const encodeNetwork = (policy: NetworkPolicy): string =>
+  typeof policy === 'string' ? policy : JSON.stringify(policy);
+
+function decodeNetwork(stored: string): NetworkPolicy {
+  if (stored === 'open' || stored === 'none') return stored;
+  return Object.freeze(JSON.parse(stored) as string[]);
 }
 
 export function toDeviceRequest(row: Selectable<DeviceRequestsTable>): DeviceRequest {
@@ -90,8 +105,11 @@ export function toToken(
 /** Column updates for DropChanges. */
 export function changeSet(
   changes: DropChanges,
-): Partial<Pick<DropsTable, 'title' | 'description' | 'metadata' | 'expires_at'> & { comments: string }> {
+): Partial<
+  Pick<DropsTable, 'title' | 'description' | 'metadata' | 'expires_at'> & { comments: string; network: string }
+> {
   return {
+    ...(changes.network === undefined ? {} : { network: encodeNetwork(changes.network) }),
     ...(changes.expiresAt === undefined ? {} : { expires_at: changes.expiresAt }),
     ...(changes.comments === undefined ? {} : { comments: changes.comments }),
     ...(changes.title === undefined ? {} : { title: changes.title }),

@@ -6,6 +6,7 @@ import { signingKeysOut } from './0004-signing-keys-out.js';
 import { viewStats } from './0005-view-stats.js';
 import { comments } from './0006-comments.js';
 import { history } from './0007-history.js';
+import { contentOrigins } from './0008-content-origins.js';
 
 /** Ordered migrations. Names sort in application order; never rename or edit a released one. */
 const MIGRATIONS: Record<string, Migration> = {
@@ -16,6 +17,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '0005-view-stats': viewStats,
   '0006-comments': comments,
   '0007-history': history,
+  '0008-content-origins': contentOrigins,
 };
 
 export const migrationProvider: MigrationProvider = {

@@ -1,0 +1,87 @@
+/**
+ * Each drop on its own origin (docs/api.md, "Each drop on its own origin"; docs/decisions/0024-content-origins.md).
+ * A content origin is a template such as `https://{id}.drops-usercontent.example`: `{id}` is the drop's content
+ * label, a lowercase DNS label made for the drop when it is created and stored with it. It is never derived from the
+ * slug: slugs are case-sensitive and host names are not, so `aB` and `Ab` would share an origin.
+ */
+import { type RandomInt, randomBase36 } from './ids.js';
+
+/** Characters of a content label: 20 base36 characters, about 103 bits; DNS-safe and already lowercase. */
+export const CONTENT_LABEL_LENGTH = 20;
+const LABEL_RE = /^[0-9a-z]{20}$/;
+
+export function newContentLabel(random?: RandomInt): string {
+  return randomBase36(CONTENT_LABEL_LENGTH, random);
+}
+
+export function isContentLabel(value: string): boolean {
+  return LABEL_RE.test(value);
+}
+
+/** The configured template, split once into what a request's Host is matched against. */
+export interface ContentOrigins {
+  /** The template as configured, e.g. `http://{id}.localhost:8787`. */
+  readonly template: string;
+  /** `http:` or `https:`. */
+  readonly protocol: string;
+  /** What follows the label in a Host header, lowercase: `.localhost:8787`. */
+  readonly hostSuffix: string;
+  /** The drop's origin (no trailing slash). */
+  originOf(label: string): string;
+  /** Whether a request's Host is on the content domain (whatever precedes the suffix): never the service's. */
+  isContentHost(host: string | undefined): boolean;
+  /**
+   * The label a request's Host names, or undefined when it names no content host. Host names are compared
+   * lowercase (RFC 9110 4.2.3); a label must have the exact stored shape.
+   */
+  labelOf(host: string | undefined): string | undefined;
+}
+
+export function contentOrigins(template: string): ContentOrigins {
+  const at = template.indexOf('://{id}.');
+  if (at === -1) throw new Error(`content origin template must start with <scheme>://{id}.: ${template}`);
+  const protocol = `${template.slice(0, at)}:`;
+  const hostSuffix = template.slice(at + '://{id}'.length).toLowerCase();
+  const prefix = `${template.slice(0, at)}://`;
+  return {
+    template,
+    protocol,
+    hostSuffix,
+    originOf: (label) => `${prefix}${label}${hostSuffix}`,
+    isContentHost: (host) => host?.toLowerCase().endsWith(hostSuffix) === true,
+    labelOf(host) {
+      if (host === undefined || host.length !== CONTENT_LABEL_LENGTH + hostSuffix.length) return undefined;
+      const lower = host.toLowerCase();
+      if (!lower.endsWith(hostSuffix)) return undefined;
+      const label = lower.slice(0, CONTENT_LABEL_LENGTH);
+      return isContentLabel(label) ? label : undefined;
+    },
+  };
+}
+
+/** The content hosts as served: the configured origins, and who may frame them (`contentFrameAncestors`). */
+export interface ContentHosts {
+  readonly origins: ContentOrigins;
+  readonly frameAncestors: string;
+}
+
+/** The service's content hosts, or undefined when no content origin is configured. */
+export function contentHostsOf(config: {
+  readonly baseUrl: string;
+  readonly contentOrigin: string | undefined;
+  readonly embedOrigins: readonly string[];
+}): ContentHosts | undefined {
+  if (config.contentOrigin === undefined) return undefined;
+  return {
+    origins: contentOrigins(config.contentOrigin),
+    frameAncestors: contentFrameAncestors(new URL(config.baseUrl).origin, config.embedOrigins),
+  };
+}
+
+/**
+ * Who may frame a drop's own origin: the service (its viewer) and the drop itself, plus the sites allowed to embed
+ * the viewer (HTMLDROP_EMBED_ORIGINS), since a frame's every ancestor is checked. `*` when any site may embed it.
+ */
+export function contentFrameAncestors(serviceOrigin: string, embedOrigins: readonly string[]): string {
+  return embedOrigins.includes('*') ? '*' : ["'self'", serviceOrigin, ...embedOrigins].join(' ');
+}
