@@ -3,10 +3,17 @@
  * `network`, what a content host serves (that drop's documents and nothing else), locked and expired drops there,
  * the viewer's frame, and the configuration. What a browser makes of it is in own-origin*.browser.test.ts.
  */
+import http from 'node:http';
+import { type Kysely, Migrator } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../src/config.js';
 import { FRAME_TICKET_TTL_MS } from '../src/domain/capability.js';
+import { migrationProvider } from '../src/storage/migrations/index.js';
+import { openPostgres } from '../src/storage/postgres.js';
+import { openSqlite } from '../src/storage/sqlite.js';
+import { createTestDatabase, TEST_DIALECT } from './databases.js';
 import { createHarness, createTestClock, type Harness, page } from './helpers.js';
+import { freePort } from './process.js';
 
 const clock = createTestClock();
 let h: Harness;
@@ -223,6 +230,40 @@ describe('a content host', () => {
   });
 });
 
+describe('the fast path', () => {
+  it('answers a content host from the cache with the same bytes, and never a /p/ URL on a content host', async () => {
+    const port = await freePort();
+    await h.app.listen({ port, host: '127.0.0.1' });
+    const drop = await publish({ html: page('fast bytes') });
+    const host = hostOf(drop.content_url);
+    const get = (path: string, hostHeader: string) =>
+      new Promise<{ status: number; body: string }>((resolve, reject) => {
+        const request = http.get({ host: '127.0.0.1', port, path, headers: { host: hostHeader } }, (response) => {
+          let body = '';
+          response.on('data', (chunk: Buffer) => {
+            body += chunk.toString();
+          });
+          response.on('end', () => resolve({ status: response.statusCode ?? 0, body }));
+        });
+        request.on('error', reject);
+      });
+    const raw = await get(`/p/${drop.slug}/raw`, 'localhost:8787');
+    const label = host.split('.')[0] ?? '';
+    expect(h.app.services.rawCache.get({ label }, undefined)).toBeUndefined();
+    const miss = await get('/', host);
+    expect(miss.status).toBe(200);
+    // Kept under the label: the next request is a fast-path hit (serve/fast-path.test.ts shows which side answers).
+    expect(h.app.services.rawCache.get({ label }, undefined)).toBeDefined();
+    const hit = await get('/', host);
+    expect(hit.body).toBe(miss.body);
+    expect(hit.body).toBe(raw.body);
+    // The raw URL is cached now, but a content host asking for it gets the content host's 404.
+    const crossed = await get(`/p/${drop.slug}/raw`, host);
+    expect(crossed.status).toBe(404);
+    expect(crossed.body).not.toContain('fast bytes');
+  });
+});
+
 describe('the viewer', () => {
   it('frames the drop on its own origin, with allow-same-origin, and allows only that frame', async () => {
     const drop = await publish();
@@ -292,5 +333,59 @@ describe('HTMLDROP_CONTENT_ORIGIN', () => {
     expect(() =>
       origin({ HTMLDROP_BASE_URL: 'https://app.drops.example', HTMLDROP_CONTENT_ORIGIN: 'https://{id}.drops.example' }),
     ).toThrow(/would be a content host/);
+  });
+});
+
+describe('migration 0008', () => {
+  it('gives every drop made before it its own content label, also to slugs that differ only by case', async () => {
+    const database = await createTestDatabase();
+    const opened = TEST_DIALECT === 'sqlite' ? openSqlite(database.dataDir) : openPostgres(database.databaseUrl ?? '');
+    try {
+      const schema = await opened.migrationSchema();
+      const migrator = new Migrator({
+        db: opened.db,
+        provider: migrationProvider,
+        ...(schema === undefined ? {} : { migrationTableSchema: schema }),
+      });
+      await migrator.migrateTo('0007-history');
+      // Drops as the version before this one stored them, including two slugs that differ only by case.
+      const db = opened.db as unknown as Kysely<Record<string, Record<string, unknown>>>;
+      await db
+        .insertInto('accounts')
+        .values({ id: 'u_old', provider: 'local', subject: 'old', login: 'old', created_at: 1, drop_count: 0 })
+        .execute();
+      const slugs = ['CaseSlug01', 'caseslug01', ...Array.from({ length: 1200 }, (_, i) => `old${i}`)];
+      for (let i = 0; i < slugs.length; i += 400) {
+        await db
+          .insertInto('drops')
+          .values(
+            slugs.slice(i, i + 400).map((slug) => ({
+              slug,
+              account_id: 'u_old',
+              title: 't',
+              description: null,
+              passcode_hash: null,
+              latest_version: 1,
+              last_issued_version: 1,
+              version_count: 1,
+              metadata: '{}',
+              created_at: 1,
+              updated_at: 1,
+            })),
+          )
+          .execute();
+      }
+      const store = database.open();
+      await store.migrate();
+      const found = await Promise.all(slugs.map((slug) => store.findDrop(slug)));
+      await store.close();
+      const labels = found.map((drop) => drop?.contentLabel);
+      expect(labels.every((label) => /^[0-9a-z]{20}$/.test(label ?? ''))).toBe(true);
+      expect(new Set(labels).size).toBe(slugs.length);
+      expect(found.every((drop) => drop?.network === 'open')).toBe(true);
+    } finally {
+      await opened.db.destroy();
+      await database.drop();
+    }
   });
 });

@@ -5,20 +5,26 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { contentOrigins } from '../domain/content-origin.js';
 import { createRawFastPath, writeRawAnswer } from './fast-path.js';
 import { buildRawEntry, CACHE_LATEST, CACHE_PINNED } from './raw.js';
 import { createRawCache } from './raw-cache.js';
 
 const ROUTE = 599;
+/** Each drop's own origin (docs/api.md, "Each drop on its own origin"): `<label>.localhost:8787`. */
+const CONTENT = contentOrigins('http://{id}.localhost:8787');
+const labelOf = (slug: string) => `${slug}${'0'.repeat(20 - slug.length)}`;
+const contentHost = (slug: string) => `${labelOf(slug)}.localhost:8787`;
 const cache = createRawCache();
 let server: http.Server;
 let port: number;
 
 async function cacheDrop(slug: string, html: string, options: { locked?: boolean; version?: number } = {}) {
   const drop = { slug, accountId: 'u_test', latestVersion: 1, locked: options.locked ?? false, passcodeGeneration: 0 };
-  const served = { ...drop, expiresAt: null, contentLabel: 'label', network: 'open' as const };
-  const entry = await buildRawEntry(served, { version: 1, html });
+  const served = { ...drop, expiresAt: null, contentLabel: labelOf(slug), network: 'open' as const };
+  const entry = await buildRawEntry(served, { version: 1, html }, { contentFrameAncestors: "'self'" });
   cache.set(entry, { slug }, options.version, cache.generation());
+  cache.set(entry, { label: labelOf(slug) }, options.version, cache.generation());
 }
 
 function get(path: string, method = 'GET', headers: Record<string, string> = {}) {
@@ -37,7 +43,7 @@ function get(path: string, method = 'GET', headers: Record<string, string> = {})
 }
 
 beforeAll(async () => {
-  const fastPath = createRawFastPath(cache, undefined);
+  const fastPath = createRawFastPath(cache, CONTENT);
   server = http.createServer((request, response) => {
     if (!fastPath(request, response)) response.writeHead(ROUTE).end();
   });
@@ -76,6 +82,26 @@ describe('raw fast path', () => {
     const locked = await get('/p/shut1/raw');
     expect(locked.status).toBe(ROUTE);
     expect(locked.body).not.toContain('secret');
+  });
+
+  it("answers a content host's / and /?v=<n> with its own headers, and nothing else there", async () => {
+    const host = contentHost('open1');
+    const latest = await get('/', 'GET', { host });
+    expect(latest.status).toBe(200);
+    expect(latest.body).toContain('open latest');
+    expect(latest.headers['content-security-policy']).toContain('allow-same-origin');
+    expect(latest.headers['cross-origin-resource-policy']).toBe('same-origin');
+    expect((await get('/', 'GET', { host: host.toUpperCase() })).body).toContain('open latest');
+    expect((await get('/?v=1', 'GET', { host })).body).toContain('open pinned');
+    // The raw path's key is never reached from a content host, nor another spelling, nor a locked drop.
+    for (const path of ['/p/open1/raw', '/p/open1/raw?v=1', '/index.html', '/?v=1&x=1']) {
+      expect((await get(path, 'GET', { host })).status, path).toBe(ROUTE);
+    }
+    expect((await get('/', 'GET', { host: contentHost('shut1') })).status).toBe(ROUTE);
+    expect((await get('/', 'GET', { host: 'not-a-label.localhost:8787' })).status).toBe(ROUTE);
+    // And the raw path on the service's host still answers with the opaque sandbox.
+    const raw = await get('/p/open1/raw');
+    expect(raw.headers['content-security-policy']).not.toContain('allow-same-origin');
   });
 
   it('refuses to write a locked drop under a shared cache policy', () => {
