@@ -199,7 +199,7 @@ export class HtmlDropClient {
     return this.#json('PUT', dropPath(slug), { body: input, ...callParts(options, true) });
   }
 
-  /** PATCH /api/drops/<slug>: title, description, metadata, comments, expires_at; no new version. */
+  /** PATCH /api/drops/<slug>: title, description, metadata, comments, expires_at, network; no new version. */
   async patchDrop(slug: string, input: PatchDropInput, options: ConditionalOptions = {}): Promise<Drop> {
     return this.#json('PATCH', dropPath(slug), { body: input, ...callParts(options, false) });
   }

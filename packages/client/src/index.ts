@@ -53,6 +53,7 @@ export {
   MAX_HTML_BYTES,
   relativeReferences,
 } from './html-checks.js';
+export { checkNetwork, describeNetwork, MAX_NETWORK_ORIGINS, parseNetwork, sameNetwork } from './network.js';
 export { type OpenOptions, openUrl } from './open.js';
 export { type ReadOptions, readTextSource, type TextSource } from './source.js';
 export {

@@ -27,7 +27,23 @@ export interface Drop {
    * `not_found`; the service deletes it within the hour.
    */
   readonly expires_at: number | null;
+  /**
+   * The drop on its own origin (a content host of its own, such as `http://<label>.localhost:8787/`; ends with `/`),
+   * where localStorage, IndexedDB and cookies work; null when the service has no content origin configured
+   * (docs/api.md, "Each drop on its own origin"). Read-only.
+   */
+  readonly content_url: string | null;
+  /** What the drop may load from the network (docs/api.md, "Each drop on its own origin"); `open` by default. */
+  readonly network: NetworkPolicy;
 }
+
+/**
+ * What a drop may load from the network, enforced by the service with a Content-Security-Policy (docs/api.md, "Each
+ * drop on its own origin"): `open` (anything; the default), `none` (nothing from the network: no fetch, images,
+ * scripts, fonts or frames from other hosts, no form posts), or 1 to 10 origins (`https://cdn.jsdelivr.net`: http or
+ * https, host, optional port; no path, no trailing slash) it may load from and nothing else. See parseNetwork().
+ */
+export type NetworkPolicy = 'open' | 'none' | readonly string[];
 
 /**
  * Who may comment on a drop: `off`; `signed_in` (anyone signed in through the service's identity provider; the
@@ -201,11 +217,13 @@ export interface CreateDropInput {
   readonly comments?: CommentSetting;
   /** When it expires (Unix ms), from now + 60 s to now + 365 days; omitted: never. See parseExpires(). */
   readonly expires_at?: number;
+  /** What it may load from the network; the service's default is `open`. See parseNetwork(). */
+  readonly network?: NetworkPolicy;
 }
 
 /**
- * PUT: always a new version. `metadata` replaces the whole map; omitted leaves it. (The comment setting is changed
- * with PATCH.)
+ * PUT: always a new version. `metadata` replaces the whole map; omitted leaves it. (The comment setting, the expiry
+ * and the network policy are changed with PATCH.)
  */
 export interface UpdateDropInput {
   readonly html: string;
@@ -228,6 +246,8 @@ export interface PatchDropInput {
   readonly comments?: CommentSetting;
   /** When it expires (Unix ms, now + 60 s to now + 365 days); null: never (clears it). */
   readonly expires_at?: number | null;
+  /** What it may load from the network (`open` lifts a restriction). */
+  readonly network?: NetworkPolicy;
 }
 
 /** GET /api/drops/<slug>/diff: what changed in the HTML from one version to another. */

@@ -12,10 +12,11 @@ import path from 'node:path';
 import type { HtmlDropClient } from './client.js';
 import { HtmlDropError } from './errors.js';
 import { defaultLockDir, type LockOptions, withLockFile } from './lock.js';
+import { sameNetwork } from './network.js';
 import { newIdempotencyKey } from './request-parts.js';
 import { ensurePrivateDir } from './token-store.js';
 import type { CallOptions } from './transport.js';
-import type { CommentSetting, CreateDropInput, Drop, Metadata } from './types.js';
+import type { CommentSetting, CreateDropInput, Drop, Metadata, NetworkPolicy } from './types.js';
 
 export { type LockHolder, type LockOptions, withLockFile } from './lock.js';
 
@@ -41,6 +42,11 @@ export interface UpsertInput {
    * it is one more write, a PATCH after the PUT (null clears an expiry). Omitted: left as it is.
    */
   readonly expires_at?: number | null;
+  /**
+   * What the drop may load from the network (see parseNetwork). On create it is in the POST; on update it is one
+   * more write, a PATCH after the PUT, when it differs. Omitted: left as it is (`open` for a new drop).
+   */
+  readonly network?: NetworkPolicy;
   /**
    * Ids of comments the new version addresses: marked resolved in it. Only for an update: when no drop matches,
    * nothing is created and the call fails with `usage` (the ids cannot belong to a drop that does not exist yet).
@@ -255,10 +261,14 @@ class Upsert {
       ...(input.passcode === undefined ? {} : { passcode: input.passcode }),
       ...(input.comments === undefined ? {} : { comments: input.comments }),
       ...(input.expires_at === undefined || input.expires_at === null ? {} : { expires_at: input.expires_at }),
+      ...(input.network === undefined ? {} : { network: input.network }),
     };
   }
 
-  /** PUT If-Match the version the lookup saw, then the comment setting and expiry (PATCH) and the passcode. */
+  /**
+   * PUT If-Match the version the lookup saw, then the comment setting, expiry and network policy (one PATCH) and the
+   * passcode.
+   */
   async #update(existing: Drop): Promise<Drop> {
     const { input } = this;
     const slug = existing.slug;
@@ -280,10 +290,14 @@ class Upsert {
     const comments = input.comments !== undefined && input.comments !== drop.comments ? input.comments : undefined;
     const expires =
       input.expires_at !== undefined && input.expires_at !== drop.expires_at ? input.expires_at : undefined;
-    if (comments !== undefined || expires !== undefined) {
+    // `?? 'open'`: a service from before network policies sends no `network`.
+    const network =
+      input.network !== undefined && !sameNetwork(input.network, drop.network ?? 'open') ? input.network : undefined;
+    if (comments !== undefined || expires !== undefined || network !== undefined) {
       const patch = {
         ...(comments === undefined ? {} : { comments }),
         ...(expires === undefined ? {} : { expires_at: expires }),
+        ...(network === undefined ? {} : { network }),
       };
       drop = await this.client.patchDrop(slug, patch, this.#call);
     }

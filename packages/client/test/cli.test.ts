@@ -37,7 +37,10 @@ describe('publish, upsert, update', () => {
     expect(await raw.text()).toContain('<p>hello world</p>');
     const human = await run(box, ['publish', file, '--human']);
     expect(human.code).toBe(0);
-    expect(human.stdout).toMatch(/^Published "Test page" \(version 1\)\nhttp:\/\/127\.0\.0\.1:\d+\/p\/\w+\n$/);
+    // On loopback the service gives each drop its own origin, {label}.localhost (docs/api.md, "Each drop on its own origin").
+    expect(human.stdout).toMatch(
+      /^Published "Test page" \(version 1\)\nhttp:\/\/127\.0\.0\.1:\d+\/p\/\w+\nOwn origin: http:\/\/[a-z0-9]+\.localhost:\d+\/\n$/,
+    );
   });
 
   it('reads stdin with "-", takes the title from <title>, and warns about what breaks in a standalone document', async () => {
@@ -121,6 +124,67 @@ describe('publish, upsert, update', () => {
     expect(out.json.drop).toMatchObject({ title: 'Renamed', latest_version: 2, metadata: { a: '1', b: '3' } });
     const version = await runJson<{ context: string }>(box, ['show', slug, '--version', '2']);
     expect(version.json.context).toBe('because the numbers changed');
+  });
+
+  it('--network sets the policy on publish, update and upsert; the own origin is shown; a malformed one is refused', async () => {
+    const file = write(box.cwd, 'sealed.html', PAGE('sealed'));
+    const sealed = await runJson<{ drop: Drop }>(box, ['publish', file, '--network', 'none']);
+    expect(sealed.code, sealed.stderr).toBe(0);
+    expect(sealed.json.drop.network).toBe('none');
+    expect(sealed.json.drop.content_url).toMatch(/^http:\/\/[a-z0-9]+\.localhost:\d+\/$/);
+    const slug = sealed.json.drop.slug;
+
+    const human = await run(box, ['publish', file, '--network', 'none', '--human']);
+    expect(human.stdout).toMatch(
+      /\nOwn origin: http:\/\/[a-z0-9]+\.localhost:\d+\/\nNetwork: none \(no network access\)\n$/,
+    );
+    const shown = await run(box, ['show', slug, '--human']);
+    expect(shown.stdout).toContain(`\nOwn origin  ${sealed.json.drop.content_url}\n`);
+    expect(shown.stdout).toContain('\nNetwork     none (no network access)\n');
+
+    const cdns = 'https://cdn.jsdelivr.net,https://unpkg.com';
+    const listed = await runJson<{ drop: Drop }>(box, ['update', slug, file, '--network', cdns]);
+    expect(listed.code, listed.stderr).toBe(0);
+    expect(listed.json.drop).toMatchObject({ latest_version: 2, network: cdns.split(',') });
+    const unchanged = await runJson<{ drop: Drop }>(box, ['update', slug, file, '--title', 'Same policy']);
+    expect(unchanged.json.drop).toMatchObject({ latest_version: 3, network: cdns.split(',') });
+    const opened = await runJson<{ drop: Drop }>(box, ['update', slug, file, '--network', 'open']);
+    expect(opened.json.drop).toMatchObject({ latest_version: 4, network: 'open' });
+
+    const upserted = await runJson<{ action: string; drop: Drop }>(box, [
+      'publish',
+      file,
+      '--upsert',
+      'net=cli',
+      '--network',
+      'https://cdn.jsdelivr.net',
+    ]);
+    expect(upserted.json).toMatchObject({ action: 'created', drop: { network: ['https://cdn.jsdelivr.net'] } });
+    const reupserted = await runJson<{ action: string; drop: Drop }>(box, [
+      'publish',
+      file,
+      '--upsert',
+      'net=cli',
+      '--network',
+      'none',
+    ]);
+    expect(reupserted.json).toMatchObject({ action: 'updated', drop: { latest_version: 2, network: 'none' } });
+
+    for (const [bad, why] of [
+      ['https://unpkg.com/react', /has no path \(\/react\); write https:\/\/unpkg\.com/],
+      ['https://unpkg.com/', /no trailing slash/],
+      ['none,https://unpkg.com', /open and none stand alone/],
+      ['everything', /starts with http:\/\/ or https:\/\//],
+    ] as const) {
+      const refused = await run(box, ['publish', file, '--upsert', 'net=bad', '--network', bad]);
+      expect(refused.code, bad).toBe(2);
+      expectOneLine(refused.stderr, why);
+      expect(refused.stderr.startsWith(`htmldrop: --network "${bad}": `), refused.stderr).toBe(true);
+      expect(refused.stderr).toMatch(/\[usage\]\n$/);
+    }
+    expect((await run(box, ['update', slug, file, '--network', 'ftp://x.example'])).code).toBe(2);
+    expect((await runJson<DropList>(box, ['list', '--meta', 'net=bad'])).json.data).toEqual([]);
+    expect((await runJson<Drop>(box, ['show', slug])).json.latest_version).toBe(4);
   });
 });
 

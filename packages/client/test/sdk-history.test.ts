@@ -193,3 +193,67 @@ describe('upsertDrop against another writer', () => {
     expect(upsertCreateKey(client.server, match)).toMatch(/^upsert-[0-9a-f]{64}$/);
   });
 });
+
+describe('each drop on its own origin, with a network policy', () => {
+  it('create and PATCH round-trip network; every drop names its content_url; PUT keeps the policy', async () => {
+    const cdns = ['https://cdn.jsdelivr.net', 'https://unpkg.com'];
+    const drop = await client.createDrop({ title: 'N', html: PAGE('n'), network: cdns });
+    expect(drop.network).toEqual(cdns);
+    // On loopback the service's content origin is {label}.localhost on its own port (docs/api.md).
+    const port = new URL(service.baseUrl).port;
+    expect(drop.content_url).toMatch(new RegExp(`^http://[a-z0-9]+\\.localhost:${port}/$`));
+    expect(await client.getDrop(drop.slug)).toMatchObject({ network: cdns, content_url: drop.content_url });
+    expect((await client.updateDrop(drop.slug, { html: PAGE('n2') })).network).toEqual(cdns);
+    expect((await client.patchDrop(drop.slug, { network: 'none' })).network).toBe('none');
+    const reopened = await client.patchDrop(drop.slug, { network: 'open' });
+    expect(reopened).toMatchObject({ network: 'open', content_url: drop.content_url, latest_version: 2 });
+
+    const plain = await client.createDrop({ title: 'Plain', html: PAGE('p') });
+    expect(plain.network).toBe('open');
+    expect(plain.content_url).not.toBe(drop.content_url);
+    const listed = await client.listDrops({ pageSize: 200 });
+    expect(listed.data.every((d) => typeof d.content_url === 'string')).toBe(true);
+  });
+
+  it('refuses a malformed policy with 400 invalid_arg naming the field, and writes nothing', async () => {
+    const drop = await client.createDrop({ title: 'Bad', html: PAGE('b'), network: 'none' });
+    for (const network of [['https://unpkg.com/react'], ['https://unpkg.com/'], [], 'closed'] as const) {
+      const refused = await failure(client.patchDrop(drop.slug, { network: network as readonly string[] }));
+      expect(refused, JSON.stringify(network)).toMatchObject({
+        code: 'invalid_arg',
+        status: 400,
+        details: { field: 'network' },
+      });
+    }
+    const eleven = Array.from({ length: 11 }, (_, i) => `https://cdn${i}.example`);
+    expect(await failure(client.createDrop({ title: 'Bad', html: PAGE('b'), network: eleven }))).toMatchObject({
+      code: 'invalid_arg',
+      details: { field: 'network' },
+    });
+    expect((await client.getDrop(drop.slug)).network).toBe('none');
+  });
+
+  it('upsertDrop creates with the policy, and on update PATCHes it only when it differs', async () => {
+    const methods: string[] = [];
+    const counting = createClient({
+      server: service.baseUrl,
+      token,
+      fetch: (input, init) => {
+        methods.push(init?.method ?? 'GET');
+        return fetch(input, init);
+      },
+    });
+    const match = { network: `upsert-${Date.now()}` };
+    const input = { match, title: 'U', html: PAGE('u'), network: ['https://cdn.jsdelivr.net'] };
+    const created = await upsertDrop(counting, input, { lockDir: lockDir() });
+    expect(created.drop.network).toEqual(['https://cdn.jsdelivr.net']);
+    methods.length = 0;
+    const same = await upsertDrop(counting, input, { lockDir: lockDir() });
+    expect(same.drop).toMatchObject({ latest_version: 2, network: ['https://cdn.jsdelivr.net'] });
+    expect(methods).toEqual(['GET', 'PUT']);
+    methods.length = 0;
+    const sealed = await upsertDrop(counting, { ...input, network: 'none' }, { lockDir: lockDir() });
+    expect(sealed.drop).toMatchObject({ latest_version: 3, network: 'none' });
+    expect(methods).toEqual(['GET', 'PUT', 'PATCH']);
+  });
+});

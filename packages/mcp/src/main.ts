@@ -24,7 +24,8 @@ document (inline CSS/JS, no local files) and share the returned drop.url. To kee
 regenerate, pass upsert_by tags to \`publish\` (or \`update\` a known slug). \`list\` finds drops by tags; \`get\` shows
 versions; \`diff\` shows what changed between two versions and \`restore\` republishes an old one; \`delete\` removes a
 drop or one version. Pass \`if_match\` (the latest_version you worked from) to \`update\` so that nobody's version is
-overtaken unseen; \`expires\` ("7d", an ISO date, "never") makes a drop expire. People comment on a drop in its
+overtaken unseen; \`expires\` ("7d", an ISO date, "never") makes a drop expire; \`network: "none"\` keeps a
+sensitive report from sending data anywhere (or list the CDN origins it needs). People comment on a drop in its
 viewer: \`get_feedback\` (with \`wait\`) returns their comments; pass the ids a new version addresses as \`resolves\`
 to \`update\` (or \`publish\` with upsert_by), or mark one done with \`resolve_comment\`. \`get_stats\` tells whether
 the drop was viewed.`;

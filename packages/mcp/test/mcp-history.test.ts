@@ -1,4 +1,7 @@
-/** The MCP server's version history and safe writes against the real service: diff, restore, if_match, expires. */
+/**
+ * The MCP server's version history and safe writes against the real service: diff, restore, if_match, expires; and
+ * the drop's own origin and network policy (content_url, network).
+ */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PAGE, removeTempDirs, type Sandbox } from '../../client/test/run.js';
 import { type Service, startService } from '../../client/test/service.js';
@@ -109,5 +112,65 @@ describe('history tools', () => {
     const bad = await call(mcp, 'publish', { title: 'Bad', html: PAGE('b'), expires: 'tomorrow' });
     expect(bad.isError).toBe(true);
     expect(bad.json.error).toMatchObject({ code: 'usage', message: expect.stringContaining('expires "tomorrow"') });
+  });
+});
+
+describe('own origin and network policy', () => {
+  it('publish and update offer network: "open", "none" or 1 to 10 origins, described for an agent', async () => {
+    const { tools } = await mcp.client.listTools();
+    for (const name of ['publish', 'update']) {
+      const network = tools.find((t) => t.name === name)?.inputSchema.properties?.network as {
+        anyOf: { type: string; enum?: string[]; minItems?: number; maxItems?: number }[];
+        description: string;
+      };
+      expect(network.anyOf).toEqual([
+        expect.objectContaining({ type: 'string', enum: ['open', 'none'] }),
+        expect.objectContaining({ type: 'array', minItems: 1, maxItems: 10 }),
+      ]);
+      expect(network.description).toContain('set none for sensitive reports: the drop then cannot send data anywhere');
+    }
+    expect(tools.find((t) => t.name === 'publish')?.description).toContain('content_url');
+  });
+
+  it('publish, upsert and update set the policy; drops carry their content_url', async () => {
+    const published = await call(mcp, 'publish', { title: 'Sealed', html: PAGE('s'), network: 'none' });
+    expect(published.isError, JSON.stringify(published.json)).toBe(false);
+    expect(published.json.drop.network).toBe('none');
+    expect(published.json.drop.content_url).toMatch(/^http:\/\/[a-z0-9]+\.localhost:\d+\/$/);
+    const slug = published.json.drop.slug;
+    const cdns = ['https://cdn.jsdelivr.net', 'https://unpkg.com'];
+    const listed = await call(mcp, 'update', { slug, html: PAGE('s2'), network: cdns });
+    expect(listed.json.drop).toMatchObject({ latest_version: 2, network: cdns });
+    const kept = await call(mcp, 'update', { slug, html: PAGE('s3') });
+    expect(kept.json.drop).toMatchObject({ latest_version: 3, network: cdns });
+    const got = await call(mcp, 'get', { slug });
+    expect(got.json.drop).toMatchObject({ network: cdns, content_url: published.json.drop.content_url });
+
+    const upsert_by = { net: 'mcp' };
+    const created = await call(mcp, 'publish', { title: 'U', html: PAGE('u'), upsert_by, network: [cdns[0]] });
+    expect(created.json).toMatchObject({ action: 'created', drop: { network: [cdns[0]] } });
+    const opened = await call(mcp, 'publish', { title: 'U', html: PAGE('u2'), upsert_by, network: 'open' });
+    expect(opened.json).toMatchObject({ action: 'updated', drop: { latest_version: 2, network: 'open' } });
+  });
+
+  it('a malformed origin is a usage error saying how to write it; nothing is written', async () => {
+    const bad = await call(mcp, 'publish', { title: 'Bad', html: PAGE('b'), network: ['https://unpkg.com/react'] });
+    expect(bad.isError).toBe(true);
+    expect(bad.json.error).toMatchObject({
+      code: 'usage',
+      message: expect.stringMatching(/^network "https:\/\/unpkg\.com\/react": .*no path .*write https:\/\/unpkg\.com/),
+    });
+    const slug = (await call(mcp, 'publish', { title: 'Kept', html: PAGE('k') })).json.drop.slug;
+    const refused = await call(mcp, 'update', { slug, html: PAGE('k2'), network: ['https://unpkg.com/'] });
+    expect(refused.json.error).toMatchObject({ code: 'usage', message: expect.stringContaining('trailing slash') });
+    expect((await call(mcp, 'get', { slug })).json.drop).toMatchObject({ latest_version: 1, network: 'open' });
+    // Not "open", "none" or a list: refused by the tool's input schema before the tool runs.
+    const closed = await mcp.client.callTool({
+      name: 'publish',
+      arguments: { title: 'X', html: PAGE('x'), network: 'closed' },
+    });
+    expect(closed.isError).toBe(true);
+    expect(JSON.stringify(closed.content)).toContain('network');
+    expect((await call(mcp, 'list', { metadata: {} })).json.data.map((d) => d.title)).not.toContain('Bad');
   });
 });

@@ -5,7 +5,8 @@
 import { type ParseArgsConfig, parseArgs } from 'node:util';
 import { HtmlDropError } from '../errors.js';
 import { parseExpires } from '../expires.js';
-import type { CommentSetting, Metadata } from '../types.js';
+import { parseNetwork } from '../network.js';
+import type { CommentSetting, Metadata, NetworkPolicy } from '../types.js';
 
 /** The option table of a command, as node:util parseArgs takes it. */
 export type Options = NonNullable<ParseArgsConfig['options']>;
@@ -125,6 +126,12 @@ export function idList(values: Values, name: string): string[] {
 export function expiresOption(values: Values, now = Date.now()): number | null | undefined {
   const value = str(values, 'expires');
   return value === undefined ? undefined : parseExpires(value, now, '--expires');
+}
+
+/** The value of --network: `open`, `none` or the origins given, checked; undefined without the flag. */
+export function networkOption(values: Values): NetworkPolicy | undefined {
+  const value = str(values, 'network');
+  return value === undefined ? undefined : parseNetwork(value, '--network');
 }
 
 /** The value of --if-match: the version a write requires to be the latest, or undefined without it. */

@@ -1,5 +1,6 @@
 /** Human formatting for the command line: times, tags, aligned tables, sizes, a drop's details. */
 import { describeExpiry } from '../expires.js';
+import { describeNetwork } from '../network.js';
 import type { Drop, Metadata } from '../types.js';
 import { describeMatch } from '../upsert.js';
 
@@ -33,6 +34,10 @@ export function dropDetails(drop: Drop): string {
     ['Title', drop.title],
     ['URL', drop.url],
     ['Raw', drop.raw_url],
+  ];
+  // docs/api.md, "Each drop on its own origin": only when the service has content origins.
+  if (drop.content_url !== null && drop.content_url !== undefined) rows.push(['Own origin', drop.content_url]);
+  rows.push(
     ['Slug', drop.slug],
     ['Version', String(drop.latest_version)],
     ['Views', String(drop.view_count)],
@@ -42,7 +47,8 @@ export function dropDetails(drop: Drop): string {
     ['Created', when(drop.created_at)],
     ['Updated', when(drop.updated_at)],
     ['Expires', describeExpiry(drop.expires_at ?? null)],
-  ];
+    ['Network', describeNetwork(drop.network ?? 'open')],
+  );
   if (drop.description !== '') rows.push(['Description', drop.description]);
   return rows.map(([k, v]) => `${k.padEnd(12)}${v}`).join('\n');
 }

@@ -1,5 +1,6 @@
 /** The `publish` tool: a new drop, or with `upsert_by` a new version of the drop carrying those tags. */
 import {
+  checkNetwork,
   type Drop,
   type HtmlDropClient,
   HtmlDropError,
@@ -10,7 +11,7 @@ import {
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { z } from 'zod';
 import { type ToolContext, warningsJson } from './context.js';
-import { commentSetting, expires, htmlInput, metadata, resolves, STANDALONE_RULE } from './schema.js';
+import { commentSetting, expires, htmlInput, metadata, network, resolves, STANDALONE_RULE } from './schema.js';
 
 const TOOL = {
   title: 'Publish an HTML document',
@@ -20,7 +21,9 @@ To keep ONE url for a document you regenerate (a report, a dashboard), pass \`up
 
 People can comment in the viewer's Comments panel (\`comments\` sets who may); read their comments with get_feedback, and pass the ids a new version addresses as \`resolves\` (with upsert_by, or on update).
 
-Returns {"action":"created"|"updated","drop":{slug,url,raw_url,latest_version,expires_at,...},"warnings":[...],"conflicts"?:[{kind,slug,version,message}]}; warnings name what may break (relative references to local files, a missing doctype).`,
+\`network\` limits what the document may load: "none" for sensitive reports (the drop then cannot send data anywhere), or the CDN origins it needs.
+
+Returns {"action":"created"|"updated","drop":{slug,url,raw_url,content_url,network,latest_version,expires_at,...},"warnings":[...],"conflicts"?:[{kind,slug,version,message}]}; share drop.url (the viewer). drop.content_url, when not null, is the document on its own origin, where localStorage, IndexedDB and cookies work. Warnings name what may break (relative references to local files, a missing doctype).`,
   inputSchema: {
     ...htmlInput,
     title: z.string().min(1).max(200).describe('Title shown on the viewer page (at most 200 characters).'),
@@ -40,6 +43,7 @@ Returns {"action":"created"|"updated","drop":{slug,url,raw_url,latest_version,ex
       ),
     comments: commentSetting.optional(),
     expires: expires.optional(),
+    network: network.optional(),
     resolves: resolves
       .optional()
       .describe(
@@ -59,6 +63,7 @@ async function publish(api: HtmlDropClient, args: PublishInput, html: string) {
     ...(args.context === undefined ? {} : { context: args.context }),
     ...(args.passcode === undefined ? {} : { passcode: args.passcode }),
     ...(args.comments === undefined ? {} : { comments: args.comments }),
+    ...(args.network === undefined ? {} : { network: checkNetwork(args.network, 'network') }),
   };
   const upsert = args.upsert_by !== undefined && Object.keys(args.upsert_by).length > 0;
   const resolving = args.resolves !== undefined && args.resolves.length > 0;

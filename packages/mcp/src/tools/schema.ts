@@ -40,6 +40,11 @@ export const expires = z
   .describe(
     'When the drop expires: a duration from now (30m, 12h, 7d, 2w), an ISO 8601 date or time (2026-12-31, 2026-12-31T18:00:00Z; UTC unless a zone is given), or "never" (no expiry; on an existing drop it clears one). From 1 minute to 365 days ahead. At that instant its url answers 410 Gone and the drop is deleted within the hour.',
   );
+export const network = z
+  .union([z.enum(['open', 'none']), z.array(z.string().min(1).max(200)).min(1).max(10)])
+  .describe(
+    'What the drop may load from the network, enforced by the browser: "open" (anything; the default for a new drop), "none" (nothing: no fetch, images, scripts, fonts or frames from other hosts, no form posts; set none for sensitive reports: the drop then cannot send data anywhere), or a list of 1 to 10 origins it may load from and nothing else, e.g. ["https://cdn.jsdelivr.net","https://unpkg.com"] (scheme and host, optional port; no path, no trailing slash). Inline CSS, JavaScript and data: URLs always work.',
+  );
 export const ifMatch = z
   .number()
   .int()

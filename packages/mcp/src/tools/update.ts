@@ -1,9 +1,19 @@
 /** The `update` tool: a new version of a drop given by slug; `metadata` is merged into its tags. */
-import { parseExpires } from '@htmldrop/client';
+import { checkNetwork, parseExpires, sameNetwork } from '@htmldrop/client';
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { z } from 'zod';
 import { type ToolContext, warningsJson } from './context.js';
-import { commentSetting, expires, htmlInput, ifMatch, metadata, resolves, STANDALONE_RULE, slug } from './schema.js';
+import {
+  commentSetting,
+  expires,
+  htmlInput,
+  ifMatch,
+  metadata,
+  network,
+  resolves,
+  STANDALONE_RULE,
+  slug,
+} from './schema.js';
 
 const TOOL = {
   title: 'Upload a new version of a drop',
@@ -13,7 +23,9 @@ To close the feedback loop, pass the ids of the comments (from get_feedback) thi
 
 Pass \`if_match\` (the latest_version you based this document on) so that a version someone else published meanwhile is not silently overtaken: the call then fails with version_conflict, and you can diff, merge and try again.
 
-Returns {"action":"updated","drop":{...},"warnings":[...]}.`,
+\`comments\`, \`expires\` and \`network\` are changed after the upload, in one more write when they differ from the drop's. \`network: "none"\` suits sensitive reports: the drop then cannot send data anywhere.
+
+Returns {"action":"updated","drop":{slug,url,content_url,network,latest_version,...},"warnings":[...]}.`,
   inputSchema: {
     slug,
     ...htmlInput,
@@ -27,6 +39,7 @@ Returns {"action":"updated","drop":{...},"warnings":[...]}.`,
     resolves: resolves.optional(),
     comments: commentSetting.optional(),
     expires: expires.optional(),
+    network: network.optional(),
     if_match: ifMatch.optional(),
   },
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
@@ -37,6 +50,7 @@ export function registerUpdateTool(mcp: McpServer, { guarded, documentOf }: Tool
     guarded(async (client) => {
       const { html, warnings } = await documentOf(args);
       const expiresAt = args.expires === undefined ? undefined : parseExpires(args.expires, Date.now(), 'expires');
+      const policy = args.network === undefined ? undefined : checkNetwork(args.network, 'network');
       const api = await client();
       const merged =
         args.metadata === undefined ? undefined : { ...(await api.getDrop(args.slug)).metadata, ...args.metadata };
@@ -55,6 +69,7 @@ export function registerUpdateTool(mcp: McpServer, { guarded, documentOf }: Tool
       const patch = {
         ...(args.comments !== undefined && args.comments !== drop.comments ? { comments: args.comments } : {}),
         ...(expiresAt !== undefined && expiresAt !== drop.expires_at ? { expires_at: expiresAt } : {}),
+        ...(policy !== undefined && !sameNetwork(policy, drop.network ?? 'open') ? { network: policy } : {}),
       };
       if (Object.keys(patch).length > 0) drop = await api.patchDrop(args.slug, patch);
       return { action: 'updated', drop, warnings: warningsJson(warnings) };

@@ -5,6 +5,7 @@
 import type { HtmlDropClient } from '../../client.js';
 import { describeExpiry } from '../../expires.js';
 import { assertPublishable, checkHtml, documentTitle, type HtmlWarning } from '../../html-checks.js';
+import { describeNetwork, sameNetwork } from '../../network.js';
 import { readTextSource } from '../../source.js';
 import type { Drop, Metadata } from '../../types.js';
 import { describeMatch, type UpsertConflict, type UpsertInput, upsertDrop } from '../../upsert.js';
@@ -15,6 +16,7 @@ import {
   idList,
   ifMatchOption,
   list,
+  networkOption,
   parsePairs,
   positional,
   str,
@@ -47,12 +49,22 @@ async function readContext(file: string | undefined, ctx: Context): Promise<stri
   return source.text;
 }
 
-/** The human result of publish and update: what happened, the URL, and the comments resolved. */
+/**
+ * The human result of publish and update: what happened, the URL, the drop's own origin (docs/api.md, "Each drop on
+ * its own origin") when the service has one, a network restriction, the comments resolved, the expiry.
+ */
 function publishedText(action: 'created' | 'updated', drop: Drop, resolves: readonly string[] = []): string {
   const verb = action === 'created' ? 'Published' : 'Updated';
-  const resolved = resolves.length === 0 ? '' : `\nResolved in version ${drop.latest_version}: ${resolves.join(', ')}`;
-  const expires = (drop.expires_at ?? null) === null ? '' : `\nExpires ${describeExpiry(drop.expires_at)}`;
-  return `${verb} "${drop.title}" (version ${drop.latest_version}${drop.locked ? ', passcode' : ''})\n${drop.url}${resolved}${expires}`;
+  const lines = [
+    `${verb} "${drop.title}" (version ${drop.latest_version}${drop.locked ? ', passcode' : ''})`,
+    drop.url,
+  ];
+  if ((drop.content_url ?? null) !== null) lines.push(`Own origin: ${drop.content_url}`);
+  const network = drop.network ?? 'open';
+  if (network !== 'open') lines.push(`Network: ${describeNetwork(network)}`);
+  if (resolves.length > 0) lines.push(`Resolved in version ${drop.latest_version}: ${resolves.join(', ')}`);
+  if ((drop.expires_at ?? null) !== null) lines.push(`Expires ${describeExpiry(drop.expires_at)}`);
+  return lines.join('\n');
 }
 
 /**
@@ -84,11 +96,13 @@ function optionalFields(values: Values, context: string | undefined) {
   const description = str(values, 'description');
   const passcode = str(values, 'passcode');
   const comments = commentSetting(values);
+  const network = networkOption(values);
   return {
     ...(description === undefined ? {} : { description }),
     ...(context === undefined ? {} : { context }),
     ...(passcode === undefined ? {} : { passcode }),
     ...(comments === undefined ? {} : { comments }),
+    ...(network === undefined ? {} : { network }),
   };
 }
 
@@ -100,7 +114,7 @@ function warningsJson(warnings: readonly HtmlWarning[]) {
 /** `htmldrop publish`. */
 export const publish: Command = {
   usage:
-    'publish <file|-> [--title <t>] [--description <d>] [--context-file <f>] [--passcode <p>] [--comments <who>] [--expires <when>] [--meta k=v]... [--upsert k=v]... [--resolves <ids>] [--force] [--open]',
+    'publish <file|-> [--title <t>] [--description <d>] [--context-file <f>] [--passcode <p>] [--comments <who>] [--expires <when>] [--network <policy>] [--meta k=v]... [--upsert k=v]... [--resolves <ids>] [--force] [--open]',
   summary: 'Publish a standalone HTML document (new drop, or upsert by tags)',
   help: `Uploads one complete, standalone HTML document ("-" reads stdin) and prints its public URL.
 
@@ -111,20 +125,28 @@ export const publish: Command = {
   --comments <who>      who may comment in the viewer: off, signed_in (the service's default) or open
   --expires <when>      the drop expires: 30m, 12h, 7d, 2w, an ISO date (2026-12-31, 2026-12-31T18:00:00Z) or
                         never; from 1 minute to 365 days ahead. Then its URL answers 410 and it is deleted
+  --network <policy>    what the drop may load from the network: open (the default), none (nothing: no fetch,
+                        images, scripts, fonts or frames from other hosts, no form posts; for sensitive reports,
+                        the drop cannot send data anywhere), or origins separated by commas
+                        (https://cdn.jsdelivr.net,https://unpkg.com: scheme, host, optional port; no path)
   --meta k=v            owner-only tag; repeat for several
   --upsert k=v          lookup, then mutate: the drop tagged with all these pairs gets a new version; if none has
                         them, a new drop is created with them; if several do, nothing is changed (exit 7).
                         Concurrent upserts on this machine are serialized with a lock file; a version another
                         machine published meanwhile is never lost: this one goes on top of it, with a warning
                         (exit 7 if other writers keep getting in first). With --meta, on update the given tags
-                        are merged into the drop's tags. --expires on update: one more write (never clears it).
+                        are merged into the drop's tags. --expires and --network on update: one more write
+                        (with --expires, "never" removes an expiry).
   --resolves <ids>      with --upsert: comment ids (c_...,c_...) the new version addresses; they are marked resolved
                         in it. When no drop matches, nothing is published (exit 2)
   --force               upload even if the file does not look like HTML
   --open                open the drop in a browser afterwards
 
 Before uploading it warns about what breaks in a standalone document: relative src/href to local files, a missing
-<!doctype html>, a size near the 2 MiB limit.`,
+<!doctype html>, a size near the 2 MiB limit.
+
+When the service gives each drop its own origin, the result names it ("Own origin", drop.content_url): there the
+document's localStorage, IndexedDB and cookies work.`,
   options: {
     title: { type: 'string' },
     description: { type: 'string' },
@@ -132,6 +154,7 @@ Before uploading it warns about what breaks in a standalone document: relative s
     passcode: { type: 'string' },
     comments: { type: 'string' },
     expires: { type: 'string' },
+    network: { type: 'string' },
     meta: { type: 'string', multiple: true },
     upsert: { type: 'string', multiple: true },
     resolves: { type: 'string', multiple: true },
@@ -145,7 +168,9 @@ Before uploading it warns about what breaks in a standalone document: relative s
     const match = parsePairs(list(values, 'upsert'), '--upsert');
     const resolves = idList(values, 'resolves');
     const expires = expiresOption(values);
-    commentSetting(values); // refused before the file is read, like the other flags
+    // Refused before the file is read, like the other flags.
+    commentSetting(values);
+    networkOption(values);
     if (resolves.length > 0 && Object.keys(match).length === 0) {
       throw usage(
         '--resolves marks comments resolved in a new version: use it with --upsert, or run: htmldrop update.',
@@ -183,7 +208,7 @@ Before uploading it warns about what breaks in a standalone document: relative s
 /** `htmldrop update`. */
 export const update: Command = {
   usage:
-    'update <slug> <file|-> [--title <t>] [--description <d>] [--context-file <f>] [--meta k=v]... [--resolves <ids>] [--comments <who>] [--expires <when>] [--if-match <n>] [--force]',
+    'update <slug> <file|-> [--title <t>] [--description <d>] [--context-file <f>] [--meta k=v]... [--resolves <ids>] [--comments <who>] [--expires <when>] [--network <policy>] [--if-match <n>] [--force]',
   summary: 'Upload a new version of a drop',
   help: `Uploads a new version of <slug> (same URL, latest_version + 1). "-" reads stdin.
 
@@ -196,6 +221,8 @@ export const update: Command = {
   --comments <who>                 who may comment: off, signed_in or open (one more write after the upload)
   --expires <when>                 30m, 12h, 7d, 2w, an ISO date, or never (clears it): when the drop expires (one
                                    more write after the upload)
+  --network <policy>               open, none, or origins separated by commas (https://cdn.jsdelivr.net,...): what
+                                   the drop may load from the network (one more write after the upload)
   --if-match <n>                   upload only if version n is still the latest; otherwise nothing is uploaded and
                                    the exit code is 7 (version_conflict), naming the latest version
   --force                          upload even if the file does not look like HTML`,
@@ -207,6 +234,7 @@ export const update: Command = {
     resolves: { type: 'string', multiple: true },
     comments: { type: 'string' },
     expires: { type: 'string' },
+    network: { type: 'string' },
     'if-match': { type: 'string' },
     force: { type: 'boolean' },
   },
@@ -217,6 +245,7 @@ export const update: Command = {
     const comments = commentSetting(values);
     const resolves = idList(values, 'resolves');
     const expires = expiresOption(values);
+    const network = networkOption(values);
     const ifMatch = ifMatchOption(values);
     const { html, warnings } = await readHtml(ctx, file, bool(values, 'force'));
     const context = await readContext(str(values, 'context-file'), ctx);
@@ -239,6 +268,7 @@ export const update: Command = {
     const patch = {
       ...(comments !== undefined && comments !== drop.comments ? { comments } : {}),
       ...(expires !== undefined && expires !== drop.expires_at ? { expires_at: expires } : {}),
+      ...(network !== undefined && !sameNetwork(network, drop.network ?? 'open') ? { network } : {}),
     };
     if (Object.keys(patch).length > 0) drop = await client.patchDrop(slug, patch);
     ctx.out.result(resultJson({ action: 'updated', drop }, warnings, resolves), () =>
