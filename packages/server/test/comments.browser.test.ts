@@ -169,7 +169,9 @@ describe("a drop's own script", () => {
         const out = {};
         try { out.panel = parent.document.getElementById('comments-panel').innerHTML; } catch (e) { out.panel = 'blocked'; }
         const slug = ${JSON.stringify('SLUG')};
-        for (const target of ['/p/' + slug + '/comments']) {
+        // The service's address: on its own origin (docs/api.md, "Each drop on its own origin") a relative URL
+        // would only reach the drop's content host.
+        for (const target of [${JSON.stringify('BASE')} + '/p/' + slug + '/comments']) {
           try {
             const r = await fetch(target, { method: 'POST', credentials: 'include',
               headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: 'name=Evil&body=from+the+drop' });
@@ -177,7 +179,7 @@ describe("a drop's own script", () => {
           } catch (e) { out.fetch = 'error'; }
         }
         const f = document.createElement('form');
-        f.method = 'POST'; f.action = '/p/' + slug + '/comments'; f.target = 'sink';
+        f.method = 'POST'; f.action = ${JSON.stringify('BASE')} + '/p/' + slug + '/comments'; f.target = 'sink';
         f.innerHTML = '<input name="name" value="Evil"><input name="body" value="form from the drop">';
         const sink = document.createElement('iframe'); sink.name = 'sink'; document.body.append(sink, f); f.submit();
         console.log('RESULT ' + JSON.stringify(out));
@@ -186,7 +188,7 @@ describe("a drop's own script", () => {
     const slug = await publish('Hostile', { comments: 'open' }, '<!doctype html><p>placeholder</p>');
     await h.call('PUT', `/api/drops/${slug}`, {
       token: ann,
-      body: { html: hostile.replace('"SLUG"', JSON.stringify(slug)) },
+      body: { html: hostile.replace('"SLUG"', JSON.stringify(slug)).replaceAll('"BASE"', JSON.stringify(base)) },
     });
     const context = await browser.newContext();
     try {

@@ -340,27 +340,34 @@ describe('what another page cannot do to the console', () => {
     const token = await h.token('dora');
     const hostile = `<!doctype html><html><head><title>hostile</title></head><body><p>hostile</p>
 <form id="f1" method="post" target="s1"><input name="csrf" value="guess"></form>
-<form id="f2" method="post" action="/console/logout" target="s2"><input name="csrf" value="guess"></form>
+<form id="f2" method="post" action="BASE/console/logout" target="s2"><input name="csrf" value="guess"></form>
 <iframe name="s1"></iframe><iframe name="s2"></iframe>
 <script>
-  const slug = location.pathname.split('/')[2];
+  // The service's own address: the drop runs on its own origin in the viewer (docs/api.md, "Each drop on its own
+  // origin") and in an opaque one on the raw path; either way the console is another site's.
+  const service = 'BASE';
+  const slug = 'SLUG';
   const say = (m) => parent.postMessage(String(m), '*');
-  const post = (path) => fetch(path, { method: 'POST', credentials: 'include', body: new URLSearchParams({ csrf: 'guess' }) })
+  const post = (path) => fetch(service + path, { method: 'POST', credentials: 'include', body: new URLSearchParams({ csrf: 'guess' }) })
     .then((r) => 'posted:' + r.status + ':' + path, (e) => 'post-failed:' + e.name);
   Promise.all([
-    fetch('/console', { credentials: 'include' }).then((r) => r.text()).then((t) => 'read:' + t, (e) => 'read-failed:' + e.name),
-    fetch('/console', { credentials: 'include', mode: 'no-cors' }).then((r) => r.text()).then((t) => 'opaque:' + t, (e) => 'opaque-failed:' + e.name),
+    fetch(service + '/console', { credentials: 'include' }).then((r) => r.text()).then((t) => 'read:' + t, (e) => 'read-failed:' + e.name),
+    fetch(service + '/console', { credentials: 'include', mode: 'no-cors' }).then((r) => r.text()).then((t) => 'opaque:' + t, (e) => 'opaque-failed:' + e.name),
     post('/console/drops/' + slug + '/delete'),
     post('/console/logout'),
   ]).then((results) => {
     results.forEach(say);
-    document.getElementById('f1').action = '/console/drops/' + slug + '/delete';
+    document.getElementById('f1').action = service + '/console/drops/' + slug + '/delete';
     document.getElementById('f1').submit();
     document.getElementById('f2').submit();
     say('done');
   });
 </script></body></html>`;
-    const slug = await publish(token, 'Innocent chart', { html: hostile });
+    const slug = await publish(token, 'Innocent chart', { html: '<!doctype html><p>placeholder</p>' });
+    await h.call('PUT', `/api/drops/${slug}`, {
+      token,
+      body: { html: hostile.replaceAll('BASE', base).replace("'SLUG'", `'${slug}'`) },
+    });
     const context = await browser.newContext();
     await (await signIn(context, 'dora')).close();
     await context.addInitScript(
