@@ -26,7 +26,8 @@ function checkedOrigin(item: unknown): string {
   } catch {
     throw invalid(`network: "${item}" is not an origin such as https://cdn.jsdelivr.net.`, { value: item });
   }
-  if ((url.protocol !== 'https:' && url.protocol !== 'http:') || url.origin !== item) {
+  // Exact origins only: a wildcard host would be a CSP pattern the owner may not mean.
+  if ((url.protocol !== 'https:' && url.protocol !== 'http:') || url.origin !== item || item.includes('*')) {
     throw invalid(`network: "${item}" is not an origin such as https://cdn.jsdelivr.net (scheme and host, no path).`, {
       value: item,
     });
