@@ -192,6 +192,8 @@ describe('a content host', () => {
       rawBody: 'passcode=open%20sesame',
       headers: { 'content-type': 'application/x-www-form-urlencoded', origin: SERVICE },
     });
+    // Host-only: no Domain attribute, so no content host (a subdomain of localhost here) ever receives it.
+    expect(String(unlocked.headers['set-cookie']).toLowerCase()).not.toContain('domain=');
     const cookie = String(unlocked.headers['set-cookie']).split(';')[0] ?? '';
     const viewer = await h.call('GET', `/p/${drop.slug}`, { headers: { cookie } });
     const src = /<iframe[^>]* src="([^"]+)"/.exec(viewer.text)?.[1]?.replaceAll('&amp;', '&') ?? '';
