@@ -93,6 +93,11 @@ export async function serve(): Promise<void> {
   try {
     const { app, close } = await startServer(config);
     app.log.info(`htmldrop listening on ${config.baseUrl} (data: ${config.databaseUrl ? 'postgres' : config.dataDir})`);
+    app.log.info(
+      config.contentOrigin === undefined
+        ? 'drops run in an opaque origin (no storage): set HTMLDROP_CONTENT_ORIGIN to give each its own (README, "Content origins")'
+        : `each drop on its own origin: ${config.contentOrigin}`,
+    );
     for (const signal of ['SIGINT', 'SIGTERM'] as const) {
       process.once(signal, () => {
         app.log.info(`${signal}: closing`);
