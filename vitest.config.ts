@@ -5,6 +5,7 @@ const HTTP_SUITES = [
   'auth',
   'comments',
   'console',
+  'console-network',
   'content-origin',
   'device',
   'diff',

@@ -1,4 +1,5 @@
 /** The console's page for one drop, and the confirmation before deleting it (docs/console.md). */
+import type { NetworkPolicy } from '../../domain/network.js';
 import type { CommentRecord, DropRecord, DropViewStats, VersionInfo } from '../../domain/types.js';
 import type { Who } from './console.js';
 import { compareForm } from './console-diff.js';
@@ -10,6 +11,8 @@ export interface DropPage {
   readonly nonce: string;
   readonly baseUrl: string;
   readonly drop: DropRecord;
+  /** `<origin>/` of the drop's own origin, or null when none is configured (docs/api.md, "Each drop on its own origin"). */
+  readonly contentUrl: string | null;
   readonly versions: readonly VersionInfo[];
   /** Read receipts (docs/api.md, "Read receipts"). */
   readonly stats: DropViewStats;
@@ -23,6 +26,9 @@ export interface DropPage {
     readonly description: string;
     readonly tags: string;
     readonly comments: string;
+    /** `open`, `none` or `list` (NETWORK_MODES), and the origins, one per line. */
+    readonly network: string;
+    readonly networkOrigins: string;
   };
 }
 
@@ -31,6 +37,40 @@ const COMMENT_SETTINGS = [
   ['open', 'Anyone who can view it (with a name they type)'],
   ['off', 'Nobody (comments are off)'],
 ] as const;
+
+/** The network select's values: `list` takes the origins from the textarea (docs/api.md, "Each drop on its own origin"). */
+const NETWORK_MODES = [
+  ['open', 'Anything (open)'],
+  ['none', 'Nothing from the network (none)'],
+  ['list', 'Only these origins'],
+] as const;
+
+/** A network policy as the details form edits it: the select's value and the textarea's lines. */
+function networkFields(policy: NetworkPolicy): { network: string; networkOrigins: string } {
+  return typeof policy === 'string'
+    ? { network: policy, networkOrigins: '' }
+    : { network: 'list', networkOrigins: policy.join('\n') };
+}
+
+/** The policy in plain words, for the Share section. */
+function networkText(policy: NetworkPolicy): string {
+  if (policy === 'open') return 'open (it may load anything from any site).';
+  if (policy === 'none')
+    return 'none (it loads nothing from the network: only what is inside it, such as inline scripts, styles and data: URLs).';
+  const origins = policy.map((o) => `<span class="mono">${escapeHtml(o)}</span>`).join(', ');
+  return `only ${origins} (anything else from the network is blocked).`;
+}
+
+/** The public link's neighbours: the drop's own origin (when configured) and what it may load. */
+function originLines(page: DropPage): string {
+  const { drop, contentUrl } = page;
+  const own =
+    contentUrl === null
+      ? ''
+      : `<p id="own-origin"><strong>Own origin:</strong> <a href="${escapeHtml(contentUrl)}" target="_blank" rel="noopener noreferrer" id="own-origin-link" class="mono" aria-describedby="own-origin-hint" style="overflow-wrap:anywhere">${escapeHtml(contentUrl)}</a>
+<br><span class="muted" id="own-origin-hint">Opens in a new tab: the document alone, on an address of its own, where its storage (localStorage, IndexedDB, cookies) works, kept apart from other drops.${drop.locked ? ' Locked: it opens there only from its page, after the passcode.' : ''}</span></p>`;
+  return `${own}<p id="network-now"><strong>Network:</strong> ${networkText(drop.network)}</p>`;
+}
 
 const dropPath = (slug: string) => `/console/drops/${encodeURIComponent(slug)}`;
 
@@ -74,6 +114,7 @@ function detailsSection(page: DropPage): string {
     description: drop.description ?? '',
     tags: tagsText(drop.metadata),
     comments: drop.comments,
+    ...networkFields(drop.network),
   };
   const settings = COMMENT_SETTINGS.map(
     ([value, label]) => `<option value="${value}"${value === form.comments ? ' selected' : ''}>${label}</option>`,
@@ -84,8 +125,25 @@ function detailsSection(page: DropPage): string {
 <div class="field"><label for="description">Description</label><textarea id="description" name="description">${escapeHtml(form.description)}</textarea></div>
 <div class="field"><label for="tags">Tags <span class="muted">(one key=value per line; only you see them)</span></label><textarea id="tags" name="tags" spellcheck="false">${escapeHtml(form.tags)}</textarea></div>
 <div class="field"><label for="comments-setting">Who may comment</label><select id="comments-setting" name="comments">${settings}</select></div>
+${networkFieldset(form)}
 <button class="primary" type="submit" id="save-details">Save details</button></form></section>`;
 }
+
+/**
+ * The network control: a select, and the origins (one per line) used when it says "Only these origins". Without
+ * `:has()` support the textarea simply stays visible; the server ignores it for the other two choices.
+ */
+function networkFieldset(form: { readonly network: string; readonly networkOrigins: string }): string {
+  const modes = NETWORK_MODES.map(
+    ([value, label]) => `<option value="${value}"${value === form.network ? ' selected' : ''}>${label}</option>`,
+  ).join('');
+  return `<div class="network-fields"><div class="field"><label for="network">Network <span class="muted">(what the drop may load)</span></label><select id="network" name="network">${modes}</select></div>
+<div class="field network-origins"><label for="network-origins">Allowed origins <span class="muted">(one per line)</span></label><textarea id="network-origins" name="network_origins" spellcheck="false" autocapitalize="off" rows="3" placeholder="https://cdn.jsdelivr.net">${escapeHtml(form.networkOrigins)}</textarea></div></div>`;
+}
+
+/** The network control's two columns (one on a phone), and the origins hidden unless they apply. */
+const STYLE = `<style>.network-fields{display:grid;grid-template-columns:repeat(auto-fit,minmax(250px,1fr));gap:0 12px;align-items:start}
+.network-fields:has(#network option[value=list]:not(:checked)) .network-origins{display:none}</style>`;
 
 function passcodeSection(page: DropPage): string {
   const { drop, who } = page;
@@ -166,11 +224,11 @@ export function dropPage(page: DropPage): string {
   const body = `<p><a href="/console">← All drops</a></p><h1 id="drop-title">${escapeHtml(drop.title)}</h1>${summary}
 ${page.done === undefined ? '' : notice('ok', page.done)}${page.error === undefined ? '' : notice('err', page.error)}
 <section aria-labelledby="share-h"><h2 id="share-h">Share</h2>${copyableCommand('public-url', url, 'Public URL')}
-<p><a class="button primary" href="/p/${encodeURIComponent(drop.slug)}" id="open-drop">Open the drop</a></p></section>
+<p><a class="button primary" href="/p/${encodeURIComponent(drop.slug)}" id="open-drop">Open the drop</a></p>${originLines(page)}</section>
 ${versionsSection(page)}${commentsSection(page)}${detailsSection(page)}${passcodeSection(page)}${expirySection(page)}
 <section aria-labelledby="danger-h"><h2 id="danger-h">Delete</h2><p class="muted">Deleting removes every version; the URL stops working.</p>
 <a class="button danger" href="${dropPath(drop.slug)}/delete" id="delete-drop">Delete this drop…</a></section>`;
-  return consoleShell({ title: drop.title, nonce: page.nonce, who: page.who, current: 'drops', body });
+  return consoleShell({ title: drop.title, nonce: page.nonce, who: page.who, current: 'drops', body, style: STYLE });
 }
 
 /** `/console/drops/<slug>/delete`: the confirmation, naming the drop. */

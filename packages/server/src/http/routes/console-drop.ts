@@ -13,6 +13,7 @@ import { ApiError } from '../../errors.js';
 import type { TypedApp } from '../app.js';
 import { formField } from '../forms.js';
 import { confirmDeletePage, dropPage, EXPIRY_CHOICES } from '../pages/console-drop.js';
+import { dropLinks } from '../present.js';
 import { bodyChecker } from '../validation.js';
 import { registerDiffPage } from './console-diff.js';
 import { type ConsoleKit, type ConsoleRouteDeps, doneOf, type Visit } from './console-kit.js';
@@ -38,6 +39,25 @@ export function parseTags(input: string): Metadata {
   return tags;
 }
 
+/**
+ * The network control of the details form (docs/api.md, "Each drop on its own origin"): `open` or `none`, or `list`
+ * with the origins one per line; absent (a form without the control) leaves the policy as it is. The origins go to
+ * the domain as typed, which refuses anything that is not an origin with the API's message.
+ */
+export function parseNetwork(mode: string, origins: string): unknown {
+  if (mode === '') return undefined;
+  if (mode === 'open' || mode === 'none') return mode;
+  const list = origins.split(/\s+/).filter((line) => line !== '');
+  if (mode !== 'list' || list.length === 0) {
+    const message =
+      mode === 'list'
+        ? 'Write at least one origin (one per line), or choose "Nothing from the network".'
+        : 'Choose what the drop may load from the list.';
+    throw new ApiError('invalid_arg', { message, details: { field: 'network' } });
+  }
+  return list;
+}
+
 /** The `<n>` of a version action: a version number, else 404 like an unknown version. */
 function versionOf(request: FastifyRequest): number {
   const n = parseVersionNumber(paramsOf(request).n);
@@ -49,6 +69,7 @@ function versionOf(request: FastifyRequest): number {
 function dropPageKit(deps: ConsoleRouteDeps) {
   const hide = { schema: { hide: true } };
   const { baseUrl } = deps.config;
+  const links = dropLinks(deps.config);
   const checkDetails = bodyChecker<drops.DetailsInput>(deps.schemas.PatchDropBody);
   /** The owner's drop with its versions, read receipts and comments. */
   const load = async (v: Visit, slug: string) => {
@@ -59,7 +80,8 @@ function dropPageKit(deps: ConsoleRouteDeps) {
       getStats(deps.stats, accountId, slug),
       comments.listComments(deps.comments, accountId, { slug }, 0, 0),
     ]);
-    return { drop, versions, stats: viewStats, comments: feedback };
+    const contentUrl = links.contentUrlOf(drop.contentLabel);
+    return { drop, contentUrl, versions, stats: viewStats, comments: feedback };
   };
   /** The drop page, as a refusal shows it again: with the message, and what the owner typed into the details. */
   const again = async (v: Visit, request: FastifyRequest, error: string, withForm = false) => {
@@ -71,6 +93,8 @@ function dropPageKit(deps: ConsoleRouteDeps) {
           description: formField(body, 'description'),
           tags: formField(body, 'tags'),
           comments: formField(body, 'comments'),
+          network: formField(body, 'network'),
+          networkOrigins: formField(body, 'network_origins'),
         }
       : undefined;
     return dropPage({
@@ -117,7 +141,7 @@ function registerDropViews(app: TypedApp, kit: ConsoleKit, { hide, baseUrl, load
   );
 }
 
-/** Details (title, description, tags, who may comment), the passcode, and deleting the drop. */
+/** Details (title, description, tags, who may comment, network), the passcode, and deleting the drop. */
 function registerDropEdits(app: TypedApp, kit: ConsoleKit, deps: ConsoleRouteDeps, page: DropPageKit): void {
   const { hide, checkDetails, again, refused } = page;
   app.post(
@@ -128,11 +152,13 @@ function registerDropEdits(app: TypedApp, kit: ConsoleKit, deps: ConsoleRouteDep
       async run(session, request) {
         const { slug } = paramsOf(request);
         const body = request.body;
+        const network = parseNetwork(formField(body, 'network'), formField(body, 'network_origins'));
         const input = checkDetails({
           title: formField(body, 'title'),
           description: formField(body, 'description'),
           metadata: parseTags(formField(body, 'tags')),
           ...(formField(body, 'comments') === '' ? {} : { comments: formField(body, 'comments') }),
+          ...(network === undefined ? {} : { network }),
         });
         await drops.updateDetails(deps.drops, session.accountId, slug, input);
         return `${pagePath(slug)}?done=saved`;
