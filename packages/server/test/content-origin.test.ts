@@ -4,14 +4,11 @@
  * the viewer's frame, and the configuration. What a browser makes of it is in own-origin*.browser.test.ts.
  */
 import http from 'node:http';
-import { type Kysely, Migrator } from 'kysely';
+import type { Kysely } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../src/config.js';
 import { FRAME_TICKET_TTL_MS } from '../src/domain/capability.js';
-import { migrationProvider } from '../src/storage/migrations/index.js';
-import { openPostgres } from '../src/storage/postgres.js';
-import { openSqlite } from '../src/storage/sqlite.js';
-import { createTestDatabase, TEST_DIALECT } from './databases.js';
+import { createTestDatabase, openAtMigration } from './databases.js';
 import { createHarness, createTestClock, type Harness, page } from './helpers.js';
 import { freePort } from './process.js';
 
@@ -343,17 +340,10 @@ describe('HTMLDROP_CONTENT_ORIGIN', () => {
 describe('migration 0008', () => {
   it('gives every drop made before it its own content label, also to slugs that differ only by case', async () => {
     const database = await createTestDatabase();
-    const opened = TEST_DIALECT === 'sqlite' ? openSqlite(database.dataDir) : openPostgres(database.databaseUrl ?? '');
+    const opened = await openAtMigration(database, '0007-history');
     try {
-      const schema = await opened.migrationSchema();
-      const migrator = new Migrator({
-        db: opened.db,
-        provider: migrationProvider,
-        ...(schema === undefined ? {} : { migrationTableSchema: schema }),
-      });
-      await migrator.migrateTo('0007-history');
       // Drops as the version before this one stored them, including two slugs that differ only by case.
-      const db = opened.db as unknown as Kysely<Record<string, Record<string, unknown>>>;
+      const db = opened as unknown as Kysely<Record<string, Record<string, unknown>>>;
       await db
         .insertInto('accounts')
         .values({ id: 'u_old', provider: 'local', subject: 'old', login: 'old', created_at: 1, drop_count: 0 })
@@ -388,7 +378,7 @@ describe('migration 0008', () => {
       expect(new Set(labels).size).toBe(slugs.length);
       expect(found.every((drop) => drop?.network === 'open')).toBe(true);
     } finally {
-      await opened.db.destroy();
+      await opened.destroy();
       await database.drop();
     }
   });

@@ -4,9 +4,12 @@
  */
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
+import { type Kysely, Migrator } from 'kysely';
 import pg from 'pg';
 import { createKyselyStore } from '../src/storage/kysely-store.js';
+import { migrationProvider } from '../src/storage/migrations/index.js';
 import { openPostgres } from '../src/storage/postgres.js';
+import type { Database } from '../src/storage/schema.js';
 import { openSqlite } from '../src/storage/sqlite.js';
 import type { Store } from '../src/storage/store.js';
 import { tempDir } from './temp.js';
@@ -73,4 +76,22 @@ export async function createTestDatabase(dialect: DialectName = TEST_DIALECT): P
       fs.rmSync(dataDir, { recursive: true, force: true });
     },
   };
+}
+
+/**
+ * The database as an earlier version left it: migrated up to `migration` (a name in storage/migrations/index.ts),
+ * for upgrade tests. The caller writes what that version stored, then migrates with a store, and destroys `db`.
+ */
+export async function openAtMigration(database: TestDatabase, migration: string): Promise<Kysely<Database>> {
+  const opened =
+    database.dialect === 'sqlite' ? openSqlite(database.dataDir) : openPostgres(database.databaseUrl ?? '');
+  const schema = await opened.migrationSchema();
+  const migrator = new Migrator({
+    db: opened.db,
+    provider: migrationProvider,
+    ...(schema === undefined ? {} : { migrationTableSchema: schema }),
+  });
+  const { error } = await migrator.migrateTo(migration);
+  if (error !== undefined) throw error;
+  return opened.db;
 }

@@ -5,15 +5,12 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { Migrator } from 'kysely';
 import { afterAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../src/config.js';
 import { createCapabilities } from '../src/domain/capability.js';
 import { loadSigningKeys, rotateSecretFile, SECRET_FILE_NAME, signingKeysFromSecret } from '../src/secrets.js';
-import { migrationProvider } from '../src/storage/migrations/index.js';
-import { openPostgres } from '../src/storage/postgres.js';
 import { openSqlite, SQLITE_FILE_NAME } from '../src/storage/sqlite.js';
-import { createTestDatabase, DIALECTS } from './databases.js';
+import { createTestDatabase, DIALECTS, openAtMigration } from './databases.js';
 import { createHarness, page } from './helpers.js';
 import { runCli } from './process.js';
 import { tempDir } from './temp.js';
@@ -113,17 +110,10 @@ for (const dialect of DIALECTS) {
   describe(`the database (${dialect})`, () => {
     it('holds no signing key after the upgrade, even where an earlier version stored them', async () => {
       const database = await createTestDatabase(dialect);
-      const opened = dialect === 'sqlite' ? openSqlite(database.dataDir) : openPostgres(database.databaseUrl ?? '');
+      const db = await openAtMigration(database, '0003-device-requests');
       try {
-        const schema = await opened.migrationSchema();
-        const migrator = new Migrator({
-          db: opened.db,
-          provider: migrationProvider,
-          ...(schema === undefined ? {} : { migrationTableSchema: schema }),
-        });
-        await migrator.migrateTo('0003-device-requests');
         // What the previous version kept in the database.
-        await opened.db
+        await db
           .insertInto('settings')
           .values([
             { key: 'capability_key', value: 'old-capability-key' },
@@ -133,10 +123,10 @@ for (const dialect of DIALECTS) {
         const store = database.open();
         await store.migrate();
         await store.close();
-        const rows = await opened.db.selectFrom('settings').selectAll().execute();
+        const rows = await db.selectFrom('settings').selectAll().execute();
         expect(rows.filter((r) => /key/.test(r.key))).toEqual([]);
       } finally {
-        await opened.db.destroy();
+        await db.destroy();
         await database.drop();
       }
     });
