@@ -12,7 +12,48 @@ export const SCREENSHOT_DIR = path.resolve(
   '../../../.artifacts/screenshots',
 );
 
-export function launchBrowser(): Promise<Browser> {
+/**
+ * The `--disable-features` list Playwright passes to Chromium, copied from playwright-core 1.65.1
+ * (`disabledFeatures` in packages/playwright-core/src/server/chromium/chromiumSwitches.ts, bundled into
+ * node_modules/playwright-core/lib/coreBundle.js; not exported). own-origin.browser.test.ts checks this copy against
+ * the installed bundle, so an upgrade that changes the list fails loudly instead of drifting.
+ */
+export const PLAYWRIGHT_DISABLED_FEATURES: readonly string[] = [
+  'AvoidUnnecessaryBeforeUnloadCheckSync',
+  'DestroyProfileOnBrowserClose',
+  'HttpsUpgrades',
+  'HttpsFirstBalancedModeAutoEnable',
+  'LensOverlay',
+  'MediaRouter',
+  'PaintHolding',
+  'ThirdPartyStoragePartitioning',
+  'AvoidCorsURLLoaderRestartOnRedirect',
+  'TcpPortRandomizationWin',
+  'OptimizationHints',
+  'NetworkTimeServiceQuerying',
+  'AimEnabled',
+  'PreconnectToSearch',
+  'msForceBrowserSignIn',
+  'msEdgeUpdateLaunchServicesPreferredVersion',
+];
+
+/**
+ * Playwright's list without ThirdPartyStoragePartitioning. With that feature off (Playwright's default), Chromium
+ * refuses localStorage in every cross-site iframe, even one with allow-same-origin, which is not what the browsers
+ * people use do: they partition third-party storage (keyed by the top-level site), and a drop framed on its own
+ * origin keeps its storage. Chromium keeps the last `--disable-features` it is given, and Playwright appends the
+ * caller's args after its own, so this flag replaces Playwright's.
+ */
+export const PARTITIONED_STORAGE_FLAG = `--disable-features=${PLAYWRIGHT_DISABLED_FEATURES.filter(
+  (feature) => feature !== 'ThirdPartyStoragePartitioning',
+).join(',')}`;
+
+export interface LaunchOptions {
+  /** Third-party storage partitioned as in shipping Chrome (see PARTITIONED_STORAGE_FLAG), not refused. */
+  readonly partitionedStorage?: boolean;
+}
+
+export function launchBrowser(options: LaunchOptions = {}): Promise<Browser> {
   if (!fs.existsSync(CHROMIUM)) {
     throw new Error(`Chromium not found at ${CHROMIUM}: apt-get install chromium (.ci/run does this)`);
   }
@@ -29,6 +70,7 @@ export function launchBrowser(): Promise<Browser> {
       '--disable-sync',
       '--disable-quic',
       '--no-first-run',
+      ...(options.partitionedStorage === true ? [PARTITIONED_STORAGE_FLAG] : []),
     ],
   });
 }
