@@ -85,13 +85,17 @@ Send the HTML as a JSON string. \`jq\` builds the body safely from a file:
           -H 'Content-Type: application/json' --data-binary @-
 
 Answer (201): a Drop with \`slug\`, \`url\` (the viewer page to share) and \`raw_url\` (the bare document).
+\`content_url\` is the document on its own origin, where its localStorage and IndexedDB work (null when the service
+has none); the viewer shows it there, so share \`url\` as usual.
 Optional fields: \`description\` (<= ${l.maxDescriptionChars} chars), \`passcode\` (>= ${l.minPasscodeChars} chars, a soft share gate),
 \`context\` (your reasoning trace for this version, <= ${l.maxContextBytes} bytes, shown behind a toggle on the viewer),
 \`metadata\` (owner-only string tags, <= ${l.maxMetadataKeys} keys, for finding the drop again; never shown publicly),
 \`comments\` (who may comment in the viewer: \`off\`, \`signed_in\` (default; people signed in to this service) or \`open\`
 (anyone with the URL, under a typed name); PATCH changes it), \`expires_at\` (Unix ms, now + 60 s to now + 365 days:
 from then on the URL answers 410 and the API 404, and the drop is deleted within the hour; PATCH changes it, null
-clears it).
+clears it), \`network\` (what the document may load: \`"open"\` (default), \`"none"\` (nothing from the network, no form
+posts; set it for sensitive reports, so nothing the page pulls in can send the data elsewhere) or 1-10 origins such
+as \`["https://cdn.jsdelivr.net"]\`; PATCH changes it, PUT refuses it).
 Send \`Idempotency-Key: <1-255 visible ASCII chars, e.g. a UUID>\` to retry safely: a repeat with the same key and
 body within 24 h answers the first answer again (\`Idempotent-Replayed: true\`) and creates nothing; another body with
 that key is 422 \`idempotency_key_reused\`; a repeat while the first still runs is 409 \`request_in_progress\` (retry
@@ -107,7 +111,7 @@ function updateSection(b: string): string {
           -H 'Content-Type: application/json' --data-binary @-
 
 PUT always creates a new version (\`latest_version\` goes up). To change only title, description, metadata,
-\`comments\` or \`expires_at\`, use PATCH with those fields (no \`html\`). Any version stays viewable at
+\`comments\`, \`expires_at\` or \`network\`, use PATCH with those fields (no \`html\`). Any version stays viewable at
 \`${b}/p/<slug>?v=<n>\`.
 Do not overwrite someone else's version unseen: single-drop answers carry \`ETag: "<latest_version>"\`; send
 \`If-Match: "<n>"\` (the version you based your document on) with PUT, PATCH, DELETE or restore. If another version
@@ -231,6 +235,7 @@ export function llmsTxt(config: Config): string {
 - Concurrent writers: single-drop answers carry ETag: "<latest_version>"; send If-Match: "<n>" on PUT, PATCH, DELETE and POST /api/drops/<slug>/v/<n>/restore, else 412 version_conflict (details.latest_version). Send Idempotency-Key on POST /api/drops and PUT to retry safely (replays answer with Idempotent-Replayed: true; 422 idempotency_key_reused, 409 request_in_progress).
 - History: GET /api/drops/<slug>/diff?from=<a>&to=<b> (unified diff of the HTML); POST /api/drops/<slug>/v/<n>/restore (a new version from version n).
 - Expiry: expires_at (Unix ms, 60 s to 365 days ahead; null clears on PATCH); afterwards the URL answers 410.
+- Network: network "none" on POST /api/drops or PATCH keeps the document from loading anything from the network (use it for sensitive reports); "open" is the default; a list of 1-10 origins allows only those. content_url is the drop on its own origin, where localStorage and IndexedDB work (null when the service has none).
 - Errors are {"error":{"code","message","details"}}; on 429 wait Retry-After seconds.
 `;
 }
@@ -243,7 +248,7 @@ function agentCapabilities() {
       method: 'POST',
       path: '/api/drops',
       description:
-        'Create a drop from HTML; returns its public url. Optional expires_at; Idempotency-Key makes retries safe.',
+        'Create a drop from HTML; returns its public url. Optional expires_at; network "none" for sensitive reports; Idempotency-Key makes retries safe.',
     },
     {
       id: 'update',
