@@ -81,6 +81,19 @@ export async function startServer(config: Config): Promise<{ app: App; store: St
   return { app, store, close };
 }
 
+/**
+ * A hint, not a rule (the Public Suffix List is not consulted): the service's host name when it and the content
+ * domain end in the same two labels (`drops.example.com` and `{id}.u.example.com`), as one registrable domain would.
+ */
+export function mayShareSite(config: Pick<Config, 'baseUrl' | 'contentOrigin'>): string | undefined {
+  if (config.contentOrigin === undefined) return undefined;
+  const service = new URL(config.baseUrl).hostname;
+  const content = new URL(config.contentOrigin.replace('{id}', 'x')).hostname;
+  const lastTwo = (host: string) => host.split('.').slice(-2).join('.');
+  if (isLoopbackHost(service) || /^[\d.]+$|^\[/.test(service) || !service.includes('.')) return undefined;
+  return lastTwo(service) === lastTwo(content) ? service : undefined;
+}
+
 /** Runs the service until SIGINT/SIGTERM; exits the process on a start-up failure. */
 export async function serve(): Promise<void> {
   let config: Config;
@@ -98,6 +111,12 @@ export async function serve(): Promise<void> {
         ? 'drops run in an opaque origin (no storage): set HTMLDROP_CONTENT_ORIGIN to give each its own (README, "Content origins")'
         : `each drop on its own origin: ${config.contentOrigin}`,
     );
+    const sameSite = mayShareSite(config);
+    if (sameSite !== undefined) {
+      app.log.warn(
+        `the content domain and ${sameSite} look like one site: drops could then send the service's SameSite cookies along; use a registrable domain of its own (README, "Content origins")`,
+      );
+    }
     for (const signal of ['SIGINT', 'SIGTERM'] as const) {
       process.once(signal, () => {
         app.log.info(`${signal}: closing`);

@@ -8,6 +8,7 @@ import type { Kysely } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../src/config.js';
 import { FRAME_TICKET_TTL_MS } from '../src/domain/capability.js';
+import { mayShareSite } from '../src/server.js';
 import { createTestDatabase, openAtMigration } from './databases.js';
 import { createHarness, createTestClock, type Harness, page } from './helpers.js';
 import { freePort } from './process.js';
@@ -202,7 +203,14 @@ describe('a content host', () => {
     expect(opened.status).toBe(200);
     expect(opened.text).toContain('secret body');
     expect(opened.headers['cache-control']).toBe('private, no-store');
-    // The cookie's capability is not sent here by browsers; a cookie header on the content host opens nothing.
+    // The ticket opens that frame and nothing else: not the viewer (which would hand out a new one), not the raw
+    // path; and the cookie's capability does not open the content host (browsers do not send it there anyway).
+    const viewerWithTicket = await h.call('GET', `/p/${drop.slug}?cap=${encodeURIComponent(ticket)}`);
+    expect(viewerWithTicket.text).not.toContain('cap=');
+    expect(viewerWithTicket.text).toContain('id="passcode"');
+    expect((await h.call('GET', `/p/${drop.slug}/raw?cap=${encodeURIComponent(ticket)}`)).status).toBe(401);
+    const capability = decodeURIComponent(cookie.slice('hd_cap='.length));
+    expect((await onHost(host, `/?cap=${encodeURIComponent(capability)}`)).status).toBe(401);
     expect((await onHost(host, '/', { headers: { cookie } })).status).toBe(401);
     // The owner's token opens it; another account's does not.
     expect((await onHost(host, '/', { headers: { authorization: `Bearer ${token}` } })).status).toBe(200);
@@ -277,6 +285,35 @@ describe('the viewer', () => {
     expect(String(viewer.headers['content-security-policy'])).toContain(
       `frame-src ${drop.content_url.replace(/\/$/, '')};`,
     );
+  });
+});
+
+describe('a drop without a content label', () => {
+  it('(made by an instance older than migration 0008 during an upgrade) is served on the raw path alone', async () => {
+    const accountId = (await h.call('GET', '/api/me', { token })).json.user_id as string;
+    await h.store.createDrop(
+      {
+        slug: 'unlabelled01',
+        accountId,
+        title: 'Old instance',
+        description: null,
+        html: page('from an old instance'),
+        sizeBytes: 100,
+        context: null,
+        metadata: {},
+        passcodeHash: null,
+        // What an older instance's insert leaves in the column.
+        contentLabel: null as unknown as string,
+        now: clock.now(),
+      },
+      500,
+    );
+    expect((await h.call('GET', '/api/drops/unlabelled01', { token })).json.content_url).toBeNull();
+    const viewer = await h.call('GET', '/p/unlabelled01');
+    const frame = /<iframe[^>]*>/.exec(viewer.text)?.[0] ?? '';
+    expect(frame).toContain('src="/p/unlabelled01/raw?v=1"');
+    expect(frame).not.toContain('allow-same-origin');
+    expect((await h.call('GET', '/p/unlabelled01/raw')).text).toContain('from an old instance');
   });
 });
 
@@ -381,5 +418,15 @@ describe('migration 0008', () => {
       await opened.destroy();
       await database.drop();
     }
+  });
+});
+
+describe('the start-up hint about one site', () => {
+  it('names the service host when the content domain looks like the same site, and nothing otherwise', () => {
+    const hint = (baseUrl: string, contentOrigin: string | undefined) => mayShareSite({ baseUrl, contentOrigin });
+    expect(hint('https://drops.example.com', 'https://{id}.u.example.com')).toBe('drops.example.com');
+    expect(hint('https://drops.example.com', 'https://{id}.example-usercontent.net')).toBeUndefined();
+    expect(hint('http://localhost:8787', 'http://{id}.localhost:8787')).toBeUndefined();
+    expect(hint('https://drops.example.com', undefined)).toBeUndefined();
   });
 });

@@ -7,35 +7,37 @@ import { createHmac, timingSafeEqual } from 'node:crypto';
 import type { Clock } from './clock.js';
 
 export interface Capabilities {
-  /** `ttlMs` defaults to the configured lifetime; the viewer's frame ticket is shorter (FRAME_TICKET_TTL_MS). */
-  issue(slug: string, generation: number, ttlMs?: number): { token: string; expiresAt: number };
+  issue(slug: string, generation: number): { token: string; expiresAt: number };
   verify(token: string | undefined, slug: string, generation: number): boolean;
+  /**
+   * A frame ticket: the grant the viewer puts in the URL of a locked drop's frame on its own origin (docs/api.md,
+   * "Each drop on its own origin"). Signed for another purpose, so it opens that frame and nothing else (neither
+   * the viewer, which would hand out a new one, nor the raw path), and short-lived (FRAME_TICKET_TTL_MS).
+   */
+  issueTicket(slug: string, generation: number): { token: string; expiresAt: number };
+  verifyTicket(token: string | undefined, slug: string, generation: number): boolean;
   readonly ttlMs: number;
 }
 
 /**
- * How long the capability in a content-host frame's URL works (docs/api.md, "Each drop on its own origin"): the
- * frame loads at once, and a copied frame address stops opening the drop soon after. When a reload inside the frame
- * finds it lapsed, the viewer fetches a new one (http/pages/content-host.ts).
+ * How long a frame ticket works: the frame loads at once, and a copied frame address stops opening the drop soon
+ * after. When a reload inside the frame finds it lapsed, the viewer fetches a new one (http/pages/content-host.ts).
  */
 export const FRAME_TICKET_TTL_MS = 5 * 60_000;
 
-/**
- * `keys[0]` signs; every key verifies (the others are previous keys kept through a rotation's grace period).
- */
-export function createCapabilities(keys: readonly Buffer[], clock: Clock, ttlMs: number): Capabilities {
+/** Issues and verifies grants of one purpose; the purpose is part of what is signed. */
+function grants(keys: readonly Buffer[], clock: Clock, purpose: string, ttlMs: number) {
   const sign = (key: Buffer, slug: string, generation: number, expiry: string) =>
-    createHmac('sha256', key).update(`cap1\n${slug}\n${generation}\n${expiry}`).digest();
+    createHmac('sha256', key).update(`${purpose}\n${slug}\n${generation}\n${expiry}`).digest();
   const [signingKey] = keys;
   if (signingKey === undefined) throw new Error('createCapabilities needs at least one key');
   return {
-    ttlMs,
-    issue(slug, generation, lifetime = ttlMs) {
-      const expiresAt = clock.now() + lifetime;
+    issue(slug: string, generation: number) {
+      const expiresAt = clock.now() + ttlMs;
       const expiry = expiresAt.toString(36);
       return { token: `${expiry}.${sign(signingKey, slug, generation, expiry).toString('base64url')}`, expiresAt };
     },
-    verify(token, slug, generation) {
+    verify(token: string | undefined, slug: string, generation: number) {
       if (token === undefined || token.length > 100) return false;
       const dot = token.indexOf('.');
       if (dot <= 0) return false;
@@ -48,5 +50,20 @@ export function createCapabilities(keys: readonly Buffer[], clock: Clock, ttlMs:
         return given.length === expected.length && timingSafeEqual(given, expected);
       });
     },
+  };
+}
+
+/**
+ * `keys[0]` signs; every key verifies (the others are previous keys kept through a rotation's grace period).
+ */
+export function createCapabilities(keys: readonly Buffer[], clock: Clock, ttlMs: number): Capabilities {
+  const capabilities = grants(keys, clock, 'cap1', ttlMs);
+  const tickets = grants(keys, clock, 'ticket1', FRAME_TICKET_TTL_MS);
+  return {
+    ttlMs,
+    issue: capabilities.issue,
+    verify: capabilities.verify,
+    issueTicket: tickets.issue,
+    verifyTicket: tickets.verify,
   };
 }

@@ -37,6 +37,24 @@ export interface ContentOrigins {
   labelOf(host: string | undefined): string | undefined;
 }
 
+/**
+ * The spellings of one host name that browsers and clients may send besides the plain one: a trailing dot (the
+ * absolute form) and the scheme's default port. Cheap tests first: this runs for every request on the service's host.
+ */
+function canonicalHost(lower: string, protocol: string): string {
+  const last = lower.length - 1;
+  if (lower.charCodeAt(last) !== 46 && !lower.includes('.:') && !lower.endsWith(':443') && !lower.endsWith(':80')) {
+    return lower;
+  }
+  const colon = lower.lastIndexOf(':');
+  const hasPort = colon > lower.lastIndexOf(']');
+  let name = hasPort ? lower.slice(0, colon) : lower;
+  let port = hasPort ? lower.slice(colon) : '';
+  if (name.endsWith('.')) name = name.slice(0, -1);
+  if ((protocol === 'https:' && port === ':443') || (protocol === 'http:' && port === ':80')) port = '';
+  return name + port;
+}
+
 export function contentOrigins(template: string): ContentOrigins {
   const at = template.indexOf('://{id}.');
   if (at === -1) throw new Error(`content origin template must start with <scheme>://{id}.: ${template}`);
@@ -48,12 +66,14 @@ export function contentOrigins(template: string): ContentOrigins {
     protocol,
     hostSuffix,
     originOf: (label) => `${prefix}${label}${hostSuffix}`,
-    isContentHost: (host) => host?.toLowerCase().endsWith(hostSuffix) === true,
+    isContentHost: (host) => host !== undefined && canonicalHost(host.toLowerCase(), protocol).endsWith(hostSuffix),
     labelOf(host) {
-      if (host === undefined || host.length !== CONTENT_LABEL_LENGTH + hostSuffix.length) return undefined;
-      const lower = host.toLowerCase();
-      if (!lower.endsWith(hostSuffix)) return undefined;
-      const label = lower.slice(0, CONTENT_LABEL_LENGTH);
+      if (host === undefined) return undefined;
+      const canonical = canonicalHost(host.toLowerCase(), protocol);
+      if (canonical.length !== CONTENT_LABEL_LENGTH + hostSuffix.length || !canonical.endsWith(hostSuffix)) {
+        return undefined;
+      }
+      const label = canonical.slice(0, CONTENT_LABEL_LENGTH);
       return isContentLabel(label) ? label : undefined;
     },
   };

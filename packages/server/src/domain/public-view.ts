@@ -16,9 +16,13 @@ export interface PublicViewDeps {
   readonly capabilities: Capabilities;
 }
 
-/** What a visitor presents: a capability (iframe token or cookie) and an Authorization header, either optional. */
+/**
+ * What a visitor presents, each optional: a capability (the cookie, or the raw frame's token), a frame ticket (on
+ * a content host only) and an Authorization header.
+ */
 export interface VisitorAccess {
   readonly capability: string | undefined;
+  readonly ticket?: string | undefined;
   readonly authorization: string | undefined;
 }
 
@@ -39,7 +43,10 @@ export async function findRawDocument(
 
 /** Whether the visitor holds a valid capability for this drop's current passcode generation. */
 export function holdsCapability(deps: PublicViewDeps, slug: string, generation: number, access: VisitorAccess) {
-  return deps.capabilities.verify(access.capability, slug, generation);
+  return (
+    deps.capabilities.verify(access.capability, slug, generation) ||
+    (access.ticket !== undefined && deps.capabilities.verifyTicket(access.ticket, slug, generation))
+  );
 }
 
 /**
@@ -76,8 +83,8 @@ export type ViewerPage =
       readonly shown: VersionRecord;
       readonly versions: readonly VersionInfo[];
       /**
-       * A capability for the iframe's URL (locked drops only), so the frame opens whatever the cookie policy; short
-       * lived (`frameTicketTtlMs`) when the frame is the drop's own origin.
+       * The grant in the iframe's URL (locked drops only), so the frame opens whatever the cookie policy: a frame
+       * ticket when the frame is the drop's own origin, else a capability for the raw path.
        */
       readonly frameCapability: string | undefined;
     };
@@ -91,7 +98,7 @@ export async function findViewerPage(
   slug: string,
   requested: number | null | undefined,
   access: VisitorAccess,
-  frameTicketTtlMs?: number,
+  frameOf: (drop: DropRecord) => 'own-origin' | 'raw',
 ): Promise<ViewerPage> {
   const drop = await deps.store.findDrop(slug);
   if (drop === undefined) return { kind: 'not_found' };
@@ -101,8 +108,7 @@ export async function findViewerPage(
   const number = requested ?? drop.latestVersion;
   const [shown, versions] = await Promise.all([deps.store.getVersion(slug, number), deps.store.listVersions(slug)]);
   if (shown === undefined) return { kind: 'version_not_found', latestVersion: drop.latestVersion };
-  const frameCapability = drop.locked
-    ? deps.capabilities.issue(slug, drop.passcodeGeneration, frameTicketTtlMs).token
-    : undefined;
+  const grant = frameOf(drop) === 'own-origin' ? deps.capabilities.issueTicket : deps.capabilities.issue;
+  const frameCapability = drop.locked ? grant(slug, drop.passcodeGeneration).token : undefined;
   return { kind: 'visible', drop, shown, versions, frameCapability };
 }

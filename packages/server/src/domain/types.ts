@@ -40,8 +40,11 @@ export interface DropRecord {
   readonly updatedAt: number;
   /** When the drop stops being served (docs/api.md, "Expiry"); null: never. */
   readonly expiresAt: number | null;
-  /** The `{id}` of the drop's own origin (domain/content-origin.ts). */
-  readonly contentLabel: string;
+  /**
+   * The `{id}` of the drop's own origin (domain/content-origin.ts). Null only for a drop an instance older than
+   * migration 0008 made during a rolling upgrade: it is served on the raw path alone (docs/decisions/0024).
+   */
+  readonly contentLabel: string | null;
   /** What the drop's documents may load (domain/network.ts). */
   readonly network: NetworkPolicy;
 }

@@ -7,14 +7,14 @@ import type { DropRecord, DropViewStats, TokenInfo, VersionInfo, VersionRecord }
 export interface DropLinks {
   readonly baseUrl: string;
   /** `<origin>/` of the drop's own origin, or null (docs/api.md, "Each drop on its own origin"). */
-  contentUrlOf(label: string): string | null;
+  contentUrlOf(label: string | null): string | null;
 }
 
 export function dropLinks(config: Pick<Config, 'baseUrl' | 'contentOrigin'>): DropLinks {
   const origins = config.contentOrigin === undefined ? undefined : contentOrigins(config.contentOrigin);
   return {
     baseUrl: config.baseUrl,
-    contentUrlOf: (label) => (origins === undefined ? null : `${origins.originOf(label)}/`),
+    contentUrlOf: (label) => (origins === undefined || label === null ? null : `${origins.originOf(label)}/`),
   };
 }
 

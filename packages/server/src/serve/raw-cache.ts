@@ -49,7 +49,7 @@ export interface RawEntry {
   readonly passcodeGeneration: number;
   readonly expiresAt: number | null;
   /** The `{id}` of the drop's own origin. */
-  readonly contentLabel: string;
+  readonly contentLabel: string | null;
   /** The raw path's answers under each cache policy. */
   readonly answers: SurfaceAnswers;
   /** The drop's own origin's answers; undefined when no content origin is configured. */

@@ -81,7 +81,8 @@ export async function contentHostRoutes(app: TypedApp, deps: ContentHostDeps): P
     // Only the ticket in the frame's URL, or the owner's token: the service's cookies never reach this host.
     const ticket = (request.query as Query)[CAPABILITY_PARAM];
     const access = {
-      capability: typeof ticket === 'string' ? ticket : undefined,
+      capability: undefined,
+      ticket: typeof ticket === 'string' ? ticket : undefined,
       authorization: request.headers.authorization,
     };
     const verdict = await rawVerdict(deps.view, entry, entry.contentAnswers, access);

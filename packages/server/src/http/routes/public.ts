@@ -7,10 +7,10 @@ import { randomBytes } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Config } from '../../config.js';
 import type { Capabilities } from '../../domain/capability.js';
-import { FRAME_TICKET_TTL_MS } from '../../domain/capability.js';
 import type { ContentHosts } from '../../domain/content-origin.js';
 import { isValidSlug, parseVersionNumber } from '../../domain/ids.js';
 import { findViewerPage, type PublicViewDeps, type VisitorAccess } from '../../domain/public-view.js';
+import type { DropRecord } from '../../domain/types.js';
 import { countRender, type RenderCountDeps, type UnlockDeps, unlockDrop } from '../../domain/viewing.js';
 import { CACHE_PRIVATE } from '../../serve/raw.js';
 import type { RawLoader } from '../../serve/raw-loader.js';
@@ -80,8 +80,10 @@ export function accessOf(request: FastifyRequest): VisitorAccess {
 /** What the three public routes share, built once. */
 interface PublicRoutes extends PublicRouteDeps {
   readonly frameAncestors: string;
-  /** A fresh nonce and the viewer CSP header that allows it. */
-  /** `frameSource`: the drop's own origin when the viewer frames it there; `'self'` (the raw path) otherwise. */
+  /**
+   * A fresh nonce and the viewer CSP header that allows it. `frameSource`: the drop's own origin when the viewer
+   * frames it there; `'self'` (the raw path) otherwise.
+   */
   pageNonce(reply: FastifyReply, frameSource?: string): string;
 }
 
@@ -152,8 +154,10 @@ function registerViewerRoute(app: TypedApp, routes: PublicRoutes): void {
       const askedFor = (request.query as Query).v;
       const requested = requestedVersion(askedFor);
       const own = routes.contentHosts?.origins;
-      const ticketTtl = own === undefined ? undefined : FRAME_TICKET_TTL_MS;
-      const page = await findViewerPage(routes.view, slug, requested, accessOf(request), ticketTtl);
+      // The cookie only: a grant in the URL (the frame's) must not open the viewer, which hands out a new one.
+      const access = { capability: cookieValue(request.headers.cookie, CAPABILITY_COOKIE), authorization: undefined };
+      const frameOf = (d: DropRecord) => (own === undefined || d.contentLabel === null ? 'raw' : 'own-origin');
+      const page = await findViewerPage(routes.view, slug, requested, access, frameOf);
       if (page.kind === 'not_found') return refusePage(reply, 'not_found', NOT_FOUND_PAGE);
       if (page.kind === 'expired') return refusePage(reply, 'expired', EXPIRED_PAGE);
       if (page.kind === 'locked') {
@@ -173,7 +177,7 @@ function registerViewerRoute(app: TypedApp, routes: PublicRoutes): void {
       const { drop, shown, versions, frameCapability } = page;
       const rawUrl = `/p/${slug}/raw?v=${shown.version}`;
       // The drop's own origin when one is configured (storage works there), else the raw path's opaque origin.
-      const frameOrigin = own?.originOf(drop.contentLabel);
+      const frameOrigin = drop.contentLabel === null ? undefined : own?.originOf(drop.contentLabel);
       const frameDocument = frameOrigin === undefined ? rawUrl : `${frameOrigin}/?v=${shown.version}`;
       // A locked drop's iframe carries a capability token (short-lived on a content host), so it opens inside the
       // viewer whatever the browser's cookie policy for frames. The Raw link does not: it opens in a tab of this

@@ -53,7 +53,7 @@ export function toDrop(row: DropRow): DropRecord {
     updatedAt: Number(row.updated_at),
     expiresAt: row.expires_at === null ? null : Number(row.expires_at),
     // Set on every insert; migration 0008 labelled the drops made before it.
-    contentLabel: row.content_label as string,
+    contentLabel: row.content_label,
     network: decodeNetwork(row.network),
   };
 }

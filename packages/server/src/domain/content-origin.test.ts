@@ -1,0 +1,49 @@
+import { describe, expect, it } from 'vitest';
+import { contentOrigins, isContentLabel, newContentLabel } from './content-origin.js';
+
+const label = 'k3x9abcdefghij012345';
+
+describe('content origins', () => {
+  it('makes lowercase DNS labels of a fixed shape, never the same twice', () => {
+    const labels = new Set(Array.from({ length: 1000 }, () => newContentLabel()));
+    expect(labels.size).toBe(1000);
+    for (const made of labels) expect(isContentLabel(made)).toBe(true);
+  });
+
+  it('finds the label in every spelling of a content host, and in nothing else', () => {
+    const local = contentOrigins('http://{id}.localhost:8787');
+    expect(local.originOf(label)).toBe(`http://${label}.localhost:8787`);
+    for (const host of [
+      `${label}.localhost:8787`,
+      `${label.toUpperCase()}.LOCALHOST:8787`,
+      `${label}.localhost.:8787`,
+    ]) {
+      expect(local.isContentHost(host), host).toBe(true);
+      expect(local.labelOf(host), host).toBe(label);
+    }
+    const public_ = contentOrigins('https://{id}.example-usercontent.net');
+    for (const host of [
+      `${label}.example-usercontent.net`,
+      `${label}.example-usercontent.net:443`,
+      `${label}.example-usercontent.net.`,
+    ]) {
+      expect(public_.labelOf(host), host).toBe(label);
+    }
+    // Content-looking hosts with no valid label are content hosts (they reach only the content route's 404).
+    for (const host of ['x.localhost:8787', `a.${label}.localhost:8787`, `${label}0.localhost:8787`]) {
+      expect(local.isContentHost(host), host).toBe(true);
+      expect(local.labelOf(host), host).toBeUndefined();
+    }
+    for (const host of [
+      'localhost:8787',
+      `${label}.localhost:8788`,
+      `${label}.localhost`,
+      '127.0.0.1:8787',
+      undefined,
+    ]) {
+      expect(local.isContentHost(host), String(host)).toBe(false);
+      expect(local.labelOf(host), String(host)).toBeUndefined();
+    }
+    expect(public_.isContentHost(`${label}.example-usercontent.net:80`)).toBe(false);
+  });
+});
