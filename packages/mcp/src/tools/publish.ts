@@ -21,7 +21,7 @@ To keep ONE url for a document you regenerate (a report, a dashboard), pass \`up
 
 People can comment in the viewer's Comments panel (\`comments\` sets who may); read their comments with get_feedback, and pass the ids a new version addresses as \`resolves\` (with upsert_by, or on update).
 
-\`network\` limits what the document may load: "none" for sensitive reports (the drop then cannot send data anywhere), or the CDN origins it needs.
+\`network\` limits what the document may load: "none" for sensitive reports (its own requests (fetch, images, scripts, form posts) reach no other site), or the CDN origins it needs.
 
 Returns {"action":"created"|"updated","drop":{slug,url,raw_url,content_url,network,latest_version,expires_at,...},"warnings":[...],"conflicts"?:[{kind,slug,version,message}]}; share drop.url (the viewer). drop.content_url, when not null, is the document on its own origin, where localStorage, IndexedDB and cookies work. Warnings name what may break (relative references to local files, a missing doctype).`,
   inputSchema: {

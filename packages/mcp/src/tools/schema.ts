@@ -43,7 +43,7 @@ export const expires = z
 export const network = z
   .union([z.enum(['open', 'none']), z.array(z.string().min(1).max(200)).min(1).max(10)])
   .describe(
-    'What the drop may load from the network, enforced by the browser: "open" (anything; the default for a new drop), "none" (nothing: no fetch, images, scripts, fonts or frames from other hosts, no form posts; set none for sensitive reports: the drop then cannot send data anywhere), or a list of 1 to 10 origins it may load from and nothing else, e.g. ["https://cdn.jsdelivr.net","https://unpkg.com"] (scheme and host, optional port; no path, no trailing slash). Inline CSS, JavaScript and data: URLs always work.',
+    'What the drop may load from the network, enforced by the browser: "open" (anything; the default for a new drop), "none" (nothing: no fetch, images, scripts, fonts or frames from other hosts, no form posts; set none for sensitive reports: its own requests (fetch, images, scripts, form posts) reach no other site), or a list of 1 to 10 origins it may load from and nothing else, e.g. ["https://cdn.jsdelivr.net","https://unpkg.com"] (scheme and host, optional port; no path, no trailing slash). Inline CSS, JavaScript and data: URLs always work.',
   );
 export const ifMatch = z
   .number()

@@ -23,7 +23,7 @@ To close the feedback loop, pass the ids of the comments (from get_feedback) thi
 
 Pass \`if_match\` (the latest_version you based this document on) so that a version someone else published meanwhile is not silently overtaken: the call then fails with version_conflict, and you can diff, merge and try again.
 
-\`comments\`, \`expires\` and \`network\` are changed after the upload, in one more write when they differ from the drop's. \`network: "none"\` suits sensitive reports: the drop then cannot send data anywhere.
+\`comments\`, \`expires\` and \`network\` are changed after the upload, in one more write when they differ from the drop's. \`network: "none"\` suits sensitive reports: its own requests (fetch, images, scripts, form posts) reach no other site.
 
 Returns {"action":"updated","drop":{slug,url,content_url,network,latest_version,...},"warnings":[...]}.`,
   inputSchema: {

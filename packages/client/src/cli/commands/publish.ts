@@ -125,9 +125,9 @@ export const publish: Command = {
   --comments <who>      who may comment in the viewer: off, signed_in (the service's default) or open
   --expires <when>      the drop expires: 30m, 12h, 7d, 2w, an ISO date (2026-12-31, 2026-12-31T18:00:00Z) or
                         never; from 1 minute to 365 days ahead. Then its URL answers 410 and it is deleted
-  --network <policy>    what the drop may load from the network: open (the default), none (nothing: no fetch,
-                        images, scripts, fonts or frames from other hosts, no form posts; for sensitive reports,
-                        the drop cannot send data anywhere), or origins separated by commas
+  --network <policy>    what the drop may load from the network: open (the default), none (for sensitive reports:
+                        no fetch, images, scripts, fonts, frames or form posts to other hosts; a link the reader
+                        follows still leaves), or origins separated by commas
                         (https://cdn.jsdelivr.net,https://unpkg.com: scheme, host, optional port; no path)
   --meta k=v            owner-only tag; repeat for several
   --upsert k=v          lookup, then mutate: the drop tagged with all these pairs gets a new version; if none has
