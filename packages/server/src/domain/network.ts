@@ -50,8 +50,9 @@ export function checkedNetwork(value: unknown): NetworkPolicy | undefined {
 
 /**
  * The CSP directives that enforce a policy, or undefined for `open`. Inline and `data:`/`blob:` content stays
- * allowed (a self-contained document is made of them); every other load, fetch, WebSocket, frame and form post is
- * refused unless its origin is listed. `'self'` is not listed: on the raw path it would be the service's origin.
+ * allowed (a self-contained document is made of them); every other load, fetch, WebSocket and frame is refused
+ * unless its origin is listed, and form posts are refused whatever the list (it names CDNs to load from, not places
+ * to send to). `'self'` is not listed: on the raw path it would be the service's origin.
  */
 export function networkDirectives(policy: NetworkPolicy): string | undefined {
   if (policy === 'open') return undefined;
