@@ -294,6 +294,13 @@ function readContentOrigin(env: Env, host: string, baseUrl: string): string | un
       `HTMLDROP_CONTENT_ORIGIN: the service's own host ${base.host} would be a content host; use a separate domain`,
     );
   }
+  // Drops under the service's own name could set cookies the service receives (Domain=<service host>).
+  const domain = sample.hostname.slice('label.'.length);
+  if (!isLoopbackHost(base.hostname) && (domain === base.hostname || domain.endsWith(`.${base.hostname}`))) {
+    throw new ConfigError(
+      `HTMLDROP_CONTENT_ORIGIN: drops under the service's own host ${base.hostname} could set its cookies; use a separate domain`,
+    );
+  }
   return template;
 }
 

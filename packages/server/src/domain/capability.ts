@@ -58,7 +58,8 @@ function grants(keys: readonly Buffer[], clock: Clock, purpose: string, ttlMs: n
  */
 export function createCapabilities(keys: readonly Buffer[], clock: Clock, ttlMs: number): Capabilities {
   const capabilities = grants(keys, clock, 'cap1', ttlMs);
-  const tickets = grants(keys, clock, 'ticket1', FRAME_TICKET_TTL_MS);
+  // Never longer than the capability the visitor holds (HTMLDROP_CAPABILITY_TTL_SECONDS may be shorter).
+  const tickets = grants(keys, clock, 'ticket1', Math.min(FRAME_TICKET_TTL_MS, ttlMs));
   return {
     ttlMs,
     issue: capabilities.issue,

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { createCapabilities, FRAME_TICKET_TTL_MS } from './capability.js';
 import { contentOrigins, isContentLabel, newContentLabel } from './content-origin.js';
 
 const label = 'k3x9abcdefghij012345';
@@ -45,5 +46,19 @@ describe('content origins', () => {
       expect(local.labelOf(host), String(host)).toBeUndefined();
     }
     expect(public_.isContentHost(`${label}.example-usercontent.net:80`)).toBe(false);
+  });
+});
+
+describe('frame tickets', () => {
+  it('never outlive the capability lifetime, and are not capabilities', () => {
+    const clock = { now: () => 1_000_000 };
+    const short = createCapabilities([Buffer.alloc(32, 1)], clock, 60_000);
+    const ticket = short.issueTicket('slug', 1);
+    expect(ticket.expiresAt - clock.now()).toBe(60_000);
+    expect(short.verifyTicket(ticket.token, 'slug', 1)).toBe(true);
+    expect(short.verify(ticket.token, 'slug', 1)).toBe(false);
+    expect(short.verifyTicket(short.issue('slug', 1).token, 'slug', 1)).toBe(false);
+    const long = createCapabilities([Buffer.alloc(32, 1)], clock, 12 * 3_600_000);
+    expect(long.issueTicket('slug', 1).expiresAt - clock.now()).toBe(FRAME_TICKET_TTL_MS);
   });
 });

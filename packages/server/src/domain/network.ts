@@ -26,8 +26,10 @@ function checkedOrigin(item: unknown): string {
   } catch {
     throw invalid(`network: "${item}" is not an origin such as https://cdn.jsdelivr.net.`, { value: item });
   }
-  // Exact origins only: a wildcard host would be a CSP pattern the owner may not mean.
-  if ((url.protocol !== 'https:' && url.protocol !== 'http:') || url.origin !== item || item.includes('*')) {
+  // Exact origins only, of host-name characters: a wildcard would be a CSP pattern the owner may not mean, and `;`,
+  // `,` or quotes (which the URL parser lets through) would add directives or policies to the header.
+  const plainHost = /^([a-z0-9-]+\.)*[a-z0-9-]+$|^\[[0-9a-f:.]+\]$/.test(url.hostname);
+  if ((url.protocol !== 'https:' && url.protocol !== 'http:') || url.origin !== item || !plainHost) {
     throw invalid(`network: "${item}" is not an origin such as https://cdn.jsdelivr.net (scheme and host, no path).`, {
       value: item,
     });

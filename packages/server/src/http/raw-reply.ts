@@ -7,7 +7,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { opensLockedDrop, type PublicViewDeps, type VisitorAccess } from '../domain/public-view.js';
 import { writeRawAnswer } from '../serve/fast-path.js';
-import { cappedCacheControl } from '../serve/raw.js';
+import { cachedAs, cappedCacheControl, type Surface } from '../serve/raw.js';
 import { openPolicyOf, type RawEntry, type SurfaceAnswers } from '../serve/raw-cache.js';
 
 /** Why a loaded document is not sent, or the answers to send it from. */
@@ -35,10 +35,12 @@ export function sendRawDocument(
   view: PublicViewDeps,
   { answers, entry }: Extract<RawVerdict, { kind: 'send' }>,
   version: number | undefined,
+  surface: Surface,
 ): FastifyReply {
   const policy = entry.locked ? 'private' : openPolicyOf(version);
+  const lifetime = cachedAs(surface, policy);
   const cacheControl =
-    entry.expiresAt === null ? undefined : cappedCacheControl(policy, entry.expiresAt, view.clock.now());
+    entry.expiresAt === null ? undefined : cappedCacheControl(lifetime, entry.expiresAt, view.clock.now());
   reply.hijack();
   try {
     writeRawAnswer(request.raw, reply.raw, answers[policy], cacheControl);

@@ -75,6 +75,8 @@ export function hostOf(request: IncomingMessage): string | undefined {
  */
 function keyOf(request: IncomingMessage, content: ContentOrigins | undefined): string | undefined {
   const url = request.url as string;
+  // Only origin-form targets: a content key (`<label>/…`) must never be reachable as a URL on the service's host.
+  if (url.charCodeAt(0) !== 47) return undefined;
   if (content === undefined) return url;
   const host = hostOf(request);
   if (host === undefined || !content.isContentHost(host)) return url;

@@ -81,27 +81,45 @@ interface Encoded {
  * The headers that differ by surface: the CSP (the sandbox, the network policy and, on a content host, who may frame
  * it) and, on a content host, a CORP that keeps other origins (another drop) from reading its bytes.
  */
-function surfaceHeaders(drop: ServedDrop, surface: Surface, frameAncestors: string | undefined): string[] {
+function surfaceHeaders(drop: ServedDrop, surface: Surface, frameAncestors: string | undefined): SurfaceSpec {
   const network = networkDirectives(drop.network);
   const directives =
     surface === 'raw' ? [SANDBOX_CSP, network] : [CONTENT_SANDBOX_CSP, `frame-ancestors ${frameAncestors}`, network];
   const csp = flat(directives.filter((d) => d !== undefined).join('; '));
   return surface === 'raw'
-    ? ['content-security-policy', csp]
-    : ['content-security-policy', csp, 'cross-origin-resource-policy', 'same-origin'];
+    ? { headers: ['content-security-policy', csp], cacheControl: CACHE_CONTROL }
+    : {
+        headers: ['content-security-policy', csp, 'cross-origin-resource-policy', 'same-origin'],
+        cacheControl: { ...CACHE_CONTROL, pinned: CACHE_CONTROL[cachedAs('content', 'pinned')] },
+      };
 }
 
-function answer({ body, etag, encoding }: Encoded, policy: CachePolicy, surface: readonly string[]): RawAnswer {
+/**
+ * The lifetime a surface gives a policy's answers. On a content host a pinned `?v=<n>` is kept like the latest
+ * (60 s), not a year: the viewer frames pinned URLs, and a change of the drop's network policy or of who may frame
+ * it must reach browsers that already hold the document (docs/api.md, "Each drop on its own origin").
+ */
+export function cachedAs(surface: Surface, policy: CachePolicy): CachePolicy {
+  return surface === 'content' && policy === 'pinned' ? 'latest' : policy;
+}
+
+/** A surface's own headers, and the Cache-Control of each policy there. */
+interface SurfaceSpec {
+  readonly headers: readonly string[];
+  readonly cacheControl: Readonly<Record<CachePolicy, string>>;
+}
+
+function answer({ body, etag, encoding }: Encoded, policy: CachePolicy, surface: SurfaceSpec): RawAnswer {
   const notModifiedHeaders = [
     'content-type',
     'text/html; charset=utf-8',
     'x-content-type-options',
     'nosniff',
-    ...surface,
+    ...surface.headers,
     'referrer-policy',
     'no-referrer',
     'cache-control',
-    CACHE_CONTROL[policy],
+    surface.cacheControl[policy],
     'vary',
     'Accept-Encoding',
     'etag',
@@ -126,7 +144,7 @@ function answersUnder(
   drop: ServedDrop,
   { identity, gzip, brotli }: Encodings,
   policy: CachePolicy,
-  surface: readonly string[],
+  surface: SurfaceSpec,
 ): RawAnswers {
   const optional = (encoded: Encoded | undefined) =>
     encoded === undefined ? undefined : answer(encoded, policy, surface);
@@ -141,7 +159,7 @@ function answersUnder(
 }
 
 /** The answers of one surface under each cache policy (the bodies are shared). */
-function surfaceAnswers(drop: ServedDrop, encodings: Encodings, headers: readonly string[]): SurfaceAnswers {
+function surfaceAnswers(drop: ServedDrop, encodings: Encodings, headers: SurfaceSpec): SurfaceAnswers {
   return {
     latest: answersUnder(drop, encodings, 'latest', headers),
     pinned: answersUnder(drop, encodings, 'pinned', headers),
@@ -159,7 +177,10 @@ export async function buildRawEntry(
   options: ServeOptions = { contentFrameAncestors: undefined },
 ): Promise<RawEntry> {
   const body = Buffer.from(injectDefensiveHead(content.html), 'utf8');
-  const tag = `${content.version}-${createHash('sha256').update(body).digest('base64url').slice(0, 22)}`;
+  // The headers' inputs are hashed too: a changed network policy or framing rule is a new tag, never a 304.
+  const headerInputs = JSON.stringify([drop.network, options.contentFrameAncestors ?? null]);
+  const digest = createHash('sha256').update(body).update('\0').update(headerInputs).digest('base64url');
+  const tag = `${content.version}-${digest.slice(0, 22)}`;
   const etag = (suffix: string) => flat(`"${tag}${suffix}"`);
   const compress = body.length >= MIN_COMPRESS_BYTES;
   const [gz, br] = compress

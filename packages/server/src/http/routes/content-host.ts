@@ -67,7 +67,8 @@ export async function contentHostRoutes(app: TypedApp, deps: ContentHostDeps): P
     const label = content?.origins.labelOf(request.headers.host);
     const path = request.url.slice(CONTENT_PREFIX.length).split('?', 1)[0];
     const version = (request.query as Query).v;
-    const requested = version === undefined ? undefined : parseVersionNumber(version);
+    // `?v=` that names no possible version (`abc`, `0`, repeated) is a 404, as on the raw path.
+    const requested = version === undefined ? undefined : (parseVersionNumber(version) ?? null);
     if (
       label === undefined ||
       path !== '/' ||
@@ -94,7 +95,7 @@ export async function contentHostRoutes(app: TypedApp, deps: ContentHostDeps): P
         headers: { 'content-security-policy': pageCsp(nonce) },
       });
     }
-    return sendRawDocument(request, reply, deps.view, verdict, requested);
+    return sendRawDocument(request, reply, deps.view, verdict, requested, 'content');
   };
   // `/` itself (the router takes `/_content/` as `/_content`: trailing slashes are ignored), then any other path.
   app.all(CONTENT_PREFIX, { schema: { hide: true } }, handler);

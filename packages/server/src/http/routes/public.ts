@@ -136,7 +136,7 @@ function registerRawRoute(app: TypedApp, routes: PublicRoutes): void {
         const viewer = `/p/${slug}${version === undefined ? '' : `?v=${version}`}`;
         return refusePage(reply, 'locked', passcodeRequiredPage(viewer), PRIVATE);
       }
-      return sendRawDocument(request, reply, routes.view, verdict, version);
+      return sendRawDocument(request, reply, routes.view, verdict, version, 'raw');
     },
   });
 }

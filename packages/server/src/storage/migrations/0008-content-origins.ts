@@ -1,36 +1,37 @@
-import type { Kysely, Migration } from 'kysely';
-import { newContentLabel } from '../../domain/content-origin.js';
-
-/** Rows labelled per statement while giving existing drops their content label. */
-const BATCH = 500;
+import { type Kysely, type Migration, sql } from 'kysely';
 
 /**
  * Step 7 of the roadmap, each drop on its own origin (docs/api.md, "Each drop on its own origin"): the drop's
  * content label (the `{id}` of its host name, unique) and its network policy. Existing drops get a fresh random
  * label here, so every drop has one from this migration on; labels are never derived from slugs.
+ *
+ * The backfill is one statement, so a large table is labelled in one pass (PostgreSQL holds the table's lock for
+ * the migration's transaction). SQLite runs migrations outside a transaction: each step checks what is already
+ * there, so a migration cut short by a crash completes on the next start.
  */
 export const contentOrigins: Migration = {
   async up(db: Kysely<unknown>): Promise<void> {
-    await db.schema.alterTable('drops').addColumn('content_label', 'text').execute();
-    /** `open`, `none`, or a JSON array of origins (domain/network.ts). */
-    await db.schema
-      .alterTable('drops')
-      .addColumn('network', 'text', (c) => c.notNull().defaultTo('open'))
-      .execute();
-    const drops = db as unknown as Kysely<{ drops: { slug: string; content_label: string | null } }>;
-    for (;;) {
-      const rows = await drops
-        .selectFrom('drops')
-        .select('slug')
-        .where('content_label', 'is', null)
-        .limit(BATCH)
+    // PostgreSQL runs this in one transaction: all of it or nothing. (Its introspection would also see other schemas.)
+    const transactional = db.getExecutor().adapter.supportsTransactionalDdl;
+    const columns = transactional ? new Set<string>() : await columnsOfDrops(db);
+    if (!columns.has('content_label')) await db.schema.alterTable('drops').addColumn('content_label', 'text').execute();
+    if (!columns.has('network')) {
+      /** `open`, `none`, or a JSON array of origins (domain/network.ts). */
+      await db.schema
+        .alterTable('drops')
+        .addColumn('network', 'text', (c) => c.notNull().defaultTo('open'))
         .execute();
-      if (rows.length === 0) break;
-      for (const { slug } of rows) {
-        await drops.updateTable('drops').set({ content_label: newContentLabel() }).where('slug', '=', slug).execute();
-      }
     }
-    await db.schema.createIndex('drops_content_label').on('drops').column('content_label').unique().execute();
+    // 20 lowercase hex characters (80 random bits) fit the label's shape, [0-9a-z]{20}; new drops get base36 ones.
+    const random = transactional ? sql`substr(md5(gen_random_uuid()::text), 1, 20)` : sql`lower(hex(randomblob(10)))`;
+    await sql`update drops set content_label = ${random} where content_label is null`.execute(db);
+    await db.schema
+      .createIndex('drops_content_label')
+      .ifNotExists()
+      .on('drops')
+      .column('content_label')
+      .unique()
+      .execute();
   },
   async down(db: Kysely<unknown>): Promise<void> {
     await db.schema.dropIndex('drops_content_label').execute();
@@ -38,3 +39,8 @@ export const contentOrigins: Migration = {
     await db.schema.alterTable('drops').dropColumn('content_label').execute();
   },
 };
+
+async function columnsOfDrops(db: Kysely<unknown>): Promise<Set<string>> {
+  const tables = await db.introspection.getTables();
+  return new Set(tables.find((t) => t.name === 'drops')?.columns.map((c) => c.name) ?? []);
+}
