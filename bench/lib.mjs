@@ -139,11 +139,13 @@ export function freePort() {
  * A plain GET with no Accept-Encoding, so the body is exactly what wrk receives.
  * @param {string} url
  * @param {http.Agent} [agent]
+ * @param {string} [host] a Host header other than the URL's (a content host, while connecting to the URL's address)
  * @returns {Promise<HttpResult>}
  */
-export function httpGet(url, agent) {
+export function httpGet(url, agent, host) {
   return new Promise((resolve, reject) => {
-    const req = http.get(url, { agent, timeout: 10_000 }, (res) => {
+    const headers = host === undefined ? undefined : { host };
+    const req = http.get(url, { agent, headers, timeout: 10_000 }, (res) => {
       /** @type {Buffer[]} */
       const chunks = [];
       res.on('data', (chunk) => chunks.push(chunk));

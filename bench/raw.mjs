@@ -1,8 +1,9 @@
 #!/usr/bin/env node
 /**
- * `npm run bench:raw`: requests/s and p99 latency of the public raw path `/p/<slug>/raw` of htmldrop, against a bare
- * node:http server (as is, and with the service's V8 tick-shape workaround) and (when installed) nginx serving the
- * same bytes, measured in the same run with wrk.
+ * `npm run bench:raw`: requests/s and p99 latency of the public raw path `/p/<slug>/raw` of htmldrop, and of the same
+ * documents on each drop's own origin (`GET /` with `Host: <label>.localhost:<port>`), against a bare node:http server
+ * (as is, and with the service's V8 tick-shape workaround) and (when installed) nginx serving the same bytes, measured
+ * in the same run with wrk.
  * See bench/README.md for the knobs and how to read the output.
  */
 import { execFile } from 'node:child_process';
@@ -58,6 +59,10 @@ const truthy = (/** @type {string | undefined} */ value) =>
 const STRICT = truthy(process.env.BENCH_STRICT);
 /** Diagnostic targets: htmldrop's fast path alone in a process, and after traffic through Fastify (bench/README.md). */
 const ISOLATE = truthy(process.env.BENCH_ISOLATE);
+/** The content host target: the same drops as `GET /` on their own origins (on unless BENCH_CONTENT_HOST=0). */
+const CONTENT_HOST = !['0', 'false', 'no'].includes((process.env.BENCH_CONTENT_HOST ?? '').trim().toLowerCase());
+/** The service answering the same drops on their content hosts. */
+const CONTENT = 'htmldrop content host';
 /** The bare baseline with the service's tick-shape workaround (node-baseline.mjs --keep-tick-shape). */
 const PINNED_NODE = 'node:http+tickfix';
 /** The same, sending htmldrop's headers (diagnostic, BENCH_ISOLATE). */
@@ -140,6 +145,9 @@ function serviceEnv(port, dataDir) {
     PORT: String(port),
     HOST,
     HTMLDROP_BASE_URL: `http://${HOST}:${port}`,
+    // Each drop on its own origin: `<label>.localhost:<port>` (the loopback default, set explicitly so the content
+    // host target never depends on how the default is derived). wrk connects to HOST and sends that Host header.
+    HTMLDROP_CONTENT_ORIGIN: `http://{id}.localhost:${port}`,
     HTMLDROP_DATA_DIR: dataDir,
     HTMLDROP_LOG_LEVEL: 'warn',
     HTMLDROP_MAX_WRITES_PER_MINUTE: '1000000',
@@ -336,11 +344,22 @@ async function main() {
       });
       const text = await res.text();
       if (!res.ok) throw new Error(`POST /api/drops #${i}: ${res.status} ${text.slice(0, 500)}`);
-      const json = /** @type {{ slug?: unknown, raw_url?: unknown }} */ (JSON.parse(text));
+      const json = /** @type {{ slug?: unknown, raw_url?: unknown, content_url?: unknown }} */ (JSON.parse(text));
       if (typeof json.slug !== 'string' || !/^[A-Za-z0-9_-]+$/.test(json.slug) || typeof json.raw_url !== 'string') {
         throw new Error(`POST /api/drops #${i}: unexpected answer ${text.slice(0, 500)}`);
       }
-      return { slug: json.slug, rawUrl: json.raw_url };
+      // `http://<label>.localhost:<port>/`: its host is what wrk sends, to HOST:<port>.
+      const contentHost =
+        typeof json.content_url === 'string'
+          ? /^http:\/\/([0-9a-z]{20}\.localhost:\d+)\/$/.exec(json.content_url)?.[1]
+          : undefined;
+      if (contentHost === undefined) {
+        throw new Error(
+          `POST /api/drops #${i}: content_url ${JSON.stringify(json.content_url)}, expected http://<label>.localhost:<port>/ ` +
+            '(is a content origin configured?)',
+        );
+      }
+      return { slug: json.slug, rawUrl: json.raw_url, contentHost };
     },
   );
   const seedSeconds = (performance.now() - seedStart) / 1000;
@@ -383,6 +402,8 @@ async function main() {
   // --- baselines -----------------------------------------------------------------------------------------------------
   /** @type {{ name: string, url: string, pid: number | undefined }[]} */
   const targets = [{ name: 'htmldrop', url: baseUrl, pid: service.child.pid }];
+  // The same process answering the same documents on their content hosts (wrk sends each drop's Host to baseUrl).
+  if (CONTENT_HOST) targets.push({ name: CONTENT, url: baseUrl, pid: service.child.pid });
   /**
    * Starts a baseline on a free port, waits until it serves the first path and adds it to the targets.
    * @param {string} name
@@ -437,6 +458,7 @@ async function main() {
     /** @type {string | undefined} htmldrop's headers for this path (targets[0] is htmldrop) */
     let expectedHeaders;
     for (const target of targets) {
+      if (target.name === CONTENT) continue; // checked below, for every drop
       const res = await httpGet(`${target.url}${paths[i]}`);
       const sent = JSON.stringify(ownHeaders(res.rawHeaders));
       expectedHeaders ??= sent;
@@ -457,21 +479,58 @@ async function main() {
     }
   }
 
+  // The content host must send every drop's document, byte for byte as its raw path does. This also loads every
+  // content host's entry into the cache, as fetching every raw_url did for the raw path.
+  /** @type {string[]} htmldrop's own headers on a content host (first drop), for the record */
+  let contentHeaders = [];
+  if (CONTENT_HOST) {
+    const contentAgent = new http.Agent({ keepAlive: true, maxSockets: config.seedConcurrency });
+    await mapLimit(created, config.seedConcurrency, async ({ contentHost }, i) => {
+      const res = await httpGet(`${baseUrl}/`, contentAgent, contentHost);
+      const type = String(res.headers['content-type']).toLowerCase().replace(/\s+/g, '');
+      if (
+        res.status !== 200 ||
+        !res.body.equals(/** @type {Buffer} */ (bodies[i])) ||
+        type !== 'text/html;charset=utf-8' ||
+        res.headers['content-encoding'] !== undefined
+      ) {
+        throw new Error(
+          `${CONTENT} GET / Host: ${contentHost}: status ${res.status}, content-type ${res.headers['content-type']}, ` +
+            `content-encoding ${res.headers['content-encoding']}, ${res.body.length} bytes; expected 200, ` +
+            `text/html; charset=utf-8, the same ${bodies[i]?.length} bytes as ${paths[i]}`,
+        );
+      }
+      if (i === 0) contentHeaders = ownHeaders(res.rawHeaders);
+    });
+    contentAgent.destroy();
+    console.log(`content hosts: all ${created.length} answer GET / with the raw path's bytes`);
+  }
+
   // --- wrk -----------------------------------------------------------------------------------------------------------
+  const seed = Date.now() % 2_147_483_647;
   const script = path.join(tmp, 'random-paths.lua');
   writeFileSync(
     script,
-    `local paths = {\n${paths.map((p) => `  "${p}",`).join('\n')}\n}\nlocal n = #paths\nmath.randomseed(${Date.now() % 2_147_483_647})\n` +
+    `local paths = {\n${paths.map((p) => `  "${p}",`).join('\n')}\n}\nlocal n = #paths\nmath.randomseed(${seed})\n` +
       'request = function()\n  return wrk.format(nil, paths[math.random(n)])\nend\n',
+  );
+  // The content host: `GET /` to the same address, with a random drop's Host per request. One prepared header
+  // table per drop, as the raw script has one path string per drop (wrk.format only sets Content-Length to nil in it).
+  const contentScript = path.join(tmp, 'random-hosts.lua');
+  writeFileSync(
+    contentScript,
+    `local hosts = {\n${created.map(({ contentHost }) => `  { Host = "${contentHost}" },`).join('\n')}\n}\n` +
+      `local n = #hosts\nmath.randomseed(${seed})\n` +
+      'request = function()\n  return wrk.format(nil, "/", hosts[math.random(n)])\nend\n',
   );
 
   /** @type {{ round: number, target: string, rps: number, p50Ms: number, p90Ms: number, p99Ms: number, requests: number, bytesPerResponse: number, non2xx: number, socketErrors: number, cpu: CpuShare | null, cpuUsPerRequest: number | null }[]} */
   const runs = [];
   const nameWidth = Math.max(...targets.map((t) => t.name.length));
-  /** @param {{ url: string }} target */
+  /** @param {{ name: string, url: string }} target */
   const wrkOptions = (target) => ({
     url: `${target.url}/`,
-    script,
+    script: target.name === CONTENT ? contentScript : script,
     threads: config.threads,
     connections: config.connections,
   });
@@ -561,15 +620,17 @@ async function main() {
   // median over the rounds, with the quartiles to show the spread.
   /**
    * Per target, the median over the rounds of `of(htmldrop's run, the target's run)` within each round, with the
-   * quartiles; rounds where `of` gives null are skipped.
+   * quartiles; rounds where `of` gives null are skipped. `me`: whose runs are htmldrop's (the raw path by default,
+   * or the content host).
    * @param {(mine: (typeof runs)[number], theirs: (typeof runs)[number]) => number | null} of
+   * @param {string} [me]
    */
-  const perRound = (of) =>
+  const perRound = (of, me = 'htmldrop') =>
     Object.fromEntries(
       targets.map(({ name }) => {
         const values = [];
         for (const round of countedRounds) {
-          const mine = counted.find((r) => r.round === round && r.target === 'htmldrop');
+          const mine = counted.find((r) => r.round === round && r.target === me);
           const theirs = counted.find((r) => r.round === round && r.target === name);
           const value = mine === undefined || theirs === undefined ? null : of(mine, theirs);
           if (value !== null && Number.isFinite(value)) values.push(value);
@@ -577,19 +638,31 @@ async function main() {
         return [name, { median: median(values), q1: quantile(values, 0.25), q3: quantile(values, 0.75), values }];
       }),
     );
-  const roundRatios = perRound((mine, theirs) => (theirs.rps > 0 ? mine.rps / theirs.rps : null));
+  /** @type {(mine: (typeof runs)[number], theirs: (typeof runs)[number]) => number | null} */
+  const rpsRatio = (mine, theirs) => (theirs.rps > 0 ? mine.rps / theirs.rps : null);
   // The same comparison in server CPU time per request: the target's over htmldrop's (below 1: htmldrop costs more).
-  const cpuRatios = perRound((mine, theirs) =>
+  /** @type {(mine: (typeof runs)[number], theirs: (typeof runs)[number]) => number | null} */
+  const cpuRatio = (mine, theirs) =>
     mine.cpuUsPerRequest === null || theirs.cpuUsPerRequest === null
       ? null
-      : theirs.cpuUsPerRequest / mine.cpuUsPerRequest,
-  );
+      : theirs.cpuUsPerRequest / mine.cpuUsPerRequest;
+  const roundRatios = perRound(rpsRatio);
+  const cpuRatios = perRound(cpuRatio);
+  // The content host's requests/s over each target's (the same baselines, in the same rounds).
+  const contentRoundRatios = CONTENT_HOST ? perRound(rpsRatio, CONTENT) : {};
+  const contentCpuRatios = CONTENT_HOST ? perRound(cpuRatio, CONTENT) : {};
   /** @param {string} name */
   const ratioTo = (name) => roundRatios[name]?.median ?? null;
+  /** @param {string} name */
+  const contentRatioTo = (name) => contentRoundRatios[name]?.median ?? null;
   const ratios = {
     'htmldrop/node': ratioTo('node:http'),
     'htmldrop/node:http+tickfix': ratioTo(PINNED_NODE),
     'htmldrop/nginx': ratioTo('nginx'),
+    'content/node': contentRatioTo('node:http'),
+    'content/node:http+tickfix': contentRatioTo(PINNED_NODE),
+    'content/nginx': contentRatioTo('nginx'),
+    'content/htmldrop': contentRatioTo('htmldrop'),
   };
   const checks = {
     ratioVsNode: {
@@ -605,6 +678,28 @@ async function main() {
     },
     p99: { targetMs: TARGET_P99_MS, valueMs: htmldrop.medianP99Ms, pass: htmldrop.medianP99Ms < TARGET_P99_MS },
   };
+  // The same targets for the content host: reported, not part of BENCH_STRICT (the raw path stays the headline).
+  const contentSummary = summary[CONTENT];
+  const contentChecks =
+    contentSummary === undefined
+      ? null
+      : {
+          ratioVsNode: {
+            target: TARGET_RATIO_NODE,
+            value: ratios['content/node'],
+            pass: (ratios['content/node'] ?? 0) >= TARGET_RATIO_NODE,
+          },
+          ratioVsNodeTickfix: {
+            target: TARGET_RATIO_NODE,
+            value: ratios['content/node:http+tickfix'],
+            pass: (ratios['content/node:http+tickfix'] ?? 0) >= TARGET_RATIO_NODE,
+          },
+          p99: {
+            targetMs: TARGET_P99_MS,
+            valueMs: contentSummary.medianP99Ms,
+            pass: contentSummary.medianP99Ms < TARGET_P99_MS,
+          },
+        };
 
   const rows = [
     [
@@ -617,15 +712,20 @@ async function main() {
       'quartiles',
       'cpu µs/req',
       'cpu ratio',
+      'content/target',
+      'quartiles',
+      'cpu ratio',
     ],
   ];
-  for (const name of new Set(['htmldrop', 'node:http', PINNED_NODE, 'nginx', ...targets.map((t) => t.name)])) {
+  const names = ['htmldrop', CONTENT, 'node:http', PINNED_NODE, 'nginx', ...targets.map((t) => t.name)];
+  for (const name of new Set(names)) {
     const s = summary[name];
     if (s === undefined) {
-      rows.push([name, 'skipped', '', '', '', '', '', '', '']);
+      rows.push([name, 'skipped', '', '', '', '', '', '', '', '', '', '']);
       continue;
     }
     const ratio = roundRatios[name];
+    const contentRatio = contentRoundRatios[name];
     rows.push([
       name,
       fmtInt(s.medianRps),
@@ -636,13 +736,18 @@ async function main() {
       ratio === undefined ? '' : `${fmt(ratio.q1)}-${fmt(ratio.q3)}`,
       fmt(s.medianCpuUsPerRequest, 1),
       fmt(cpuRatios[name]?.median ?? Number.NaN),
+      contentRatio === undefined ? '' : fmt(contentRatio.median),
+      contentRatio === undefined ? '' : `${fmt(contentRatio.q1)}-${fmt(contentRatio.q3)}`,
+      contentRatio === undefined ? '' : fmt(contentCpuRatios[name]?.median ?? Number.NaN),
     ]);
   }
-  console.log(`\n${table(rows, [false, true, true, true, true, true, true, true, true])}`);
+  console.log(`\n${table(rows, [false, ...Array.from({ length: 11 }, () => true)])}`);
   console.log(
     'htmldrop/target: the median over the rounds of the ratio within each round; quartiles of those ratios\n' +
       "cpu µs/req: the server's CPU time per request; cpu ratio: the target's over htmldrop's, per round, median " +
-      '(the same comparison in CPU cost, steadier when the load generator or the machine is what slows a run)\n',
+      '(the same comparison in CPU cost, steadier when the load generator or the machine is what slows a run)\n' +
+      `content/target, quartiles, cpu ratio: the same with the content host's runs (${CONTENT}: GET / with ` +
+      "Host: <label>.localhost:<port>) in place of the raw path's\n",
   );
   console.log(
     `htmldrop/node:  ${fmt(ratios['htmldrop/node'] ?? Number.NaN)}` +
@@ -660,6 +765,20 @@ async function main() {
       verdict(checks.ratioVsNodeTickfix),
   );
   console.log(`p99 < ${TARGET_P99_MS} ms at ${config.connections} connections: ${checks.p99.pass ? 'PASS' : 'FAIL'}`);
+  if (contentChecks !== null) {
+    console.log(
+      `content host/node: ${fmt(ratios['content/node'] ?? Number.NaN)}   ` +
+        `content host/${PINNED_NODE}: ${fmt(ratios['content/node:http+tickfix'] ?? Number.NaN)}   ` +
+        `content host/raw path: ${fmt(ratios['content/htmldrop'] ?? Number.NaN)}` +
+        (ratios['content/nginx'] === null ? '' : `   content host/nginx: ${fmt(ratios['content/nginx'])}`),
+    );
+    console.log(`content host >= ${TARGET_RATIO_NODE}x node:http: ${verdict(contentChecks.ratioVsNode)}`);
+    console.log(`content host >= ${TARGET_RATIO_NODE}x ${PINNED_NODE}: ${verdict(contentChecks.ratioVsNodeTickfix)}`);
+    console.log(
+      `content host p99 < ${TARGET_P99_MS} ms at ${config.connections} connections: ` +
+        `${contentChecks.p99.pass ? 'PASS' : 'FAIL'} (not part of BENCH_STRICT)`,
+    );
+  }
   const totalErrors = Object.values(summary).reduce((sum, s) => sum + s.errors, 0);
   if (totalErrors > 0)
     console.log(`WARNING: ${totalErrors} non-2xx responses or socket errors during the runs (see above)`);
@@ -691,15 +810,19 @@ async function main() {
         timestamp: new Date().toISOString(),
         machine: { ...machine, loadavgEnd: loadEnd },
         config,
-        seeding: { drops: config.drops, seconds: seedSeconds, avgBodyBytes, serviceHeaders },
+        contentHost: CONTENT_HOST,
+        seeding: { drops: config.drops, seconds: seedSeconds, avgBodyBytes, serviceHeaders, contentHeaders },
         runs,
         summary,
         ratios,
         roundRatios,
         cpuRatios,
+        contentRoundRatios,
+        contentCpuRatios,
         disturbedRounds: [...disturbedRounds],
         countedRounds: [...countedRounds],
         checks,
+        contentChecks,
       },
       null,
       2,
