@@ -14,6 +14,7 @@ const HTTP_SUITES = [
   'fuzz',
   'history',
   'limits',
+  'markdown',
   'public',
   'raw-socket',
   'stats',

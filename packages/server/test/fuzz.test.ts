@@ -122,6 +122,7 @@ const pathArb = fc.oneof(
           '/api/onboard',
           '/p/:slug',
           '/p/:slug/raw',
+          '/p/:slug.md',
           '/p/:slug/unlock',
           '/verify',
           '/verify/login',
@@ -238,7 +239,9 @@ function checkAnswer(path: string, status: number, contentType: string, body: st
   const isJson = contentType.startsWith('application/json');
   if (path.startsWith('/api/')) expect(isJson, `${path} answered ${contentType}`).toBe(true);
   if (!isJson) {
-    expect(contentType, `${path} answered ${contentType}`).toMatch(/^text\/html/);
+    // Under /p/ the readable copy refuses in Markdown (docs/api.md, "Readable copy (Markdown)").
+    const pages = path.startsWith('/p/') ? /^text\/(html|markdown)/ : /^text\/html/;
+    expect(contentType, `${path} answered ${contentType}`).toMatch(pages);
     return;
   }
   const parsed = JSON.parse(body) as { error?: { code?: string; message?: string } };

@@ -1,6 +1,7 @@
 /**
  * Public serving under /p/ (spec 4.6; docs/api.md 4.6): the viewer, the passcode gate and the raw
- * document. No API token needed; error answers are small HTML pages, never JSON. Untrusted HTML only ever runs in
+ * document, and the readable copy for agents (docs/api.md, "Readable copy (Markdown)"). No API token needed; error
+ * answers are small HTML pages (Markdown for the readable copy), never JSON. Untrusted HTML only ever runs in
  * a sandbox (iframe sandbox attribute and a sandbox CSP on the raw response), never with this origin's privileges.
  */
 import { randomBytes } from 'node:crypto';
@@ -10,10 +11,14 @@ import type { Capabilities } from '../../domain/capability.js';
 import type { ContentHosts } from '../../domain/content-origin.js';
 import { isValidSlug, parseVersionNumber } from '../../domain/ids.js';
 import { findViewerPage, type PublicViewDeps, type VisitorAccess } from '../../domain/public-view.js';
+import { composeReadableCopy, findReadableCopy } from '../../domain/readable-copy.js';
 import type { DropRecord } from '../../domain/types.js';
 import { countRender, type RenderCountDeps, type UnlockDeps, unlockDrop } from '../../domain/viewing.js';
+import { ERROR_STATUS, type ErrorCode } from '../../errors.js';
+import { createMarkdownCopies, type MarkdownCopies } from '../../serve/markdown-copy.js';
 import { CACHE_PRIVATE } from '../../serve/raw.js';
 import type { RawLoader } from '../../serve/raw-loader.js';
+import { acceptQuality } from '../accept.js';
 import type { TypedApp } from '../app.js';
 import { acceptFormPosts, formField, isForeignFormPost } from '../forms.js';
 import { type PageOptions, refusePage, showPage } from '../page-reply.js';
@@ -85,6 +90,8 @@ interface PublicRoutes extends PublicRouteDeps {
    * frames it there; `'self'` (the raw path) otherwise.
    */
   pageNonce(reply: FastifyReply, frameSource?: string): string;
+  /** Documents as Markdown for the readable copy, converted in a bounded worker (serve/markdown-copy.ts). */
+  readonly markdown: MarkdownCopies;
 }
 
 /** What the public routes use: who may see what, the raw documents, view counts and the passcode gate. */
@@ -103,9 +110,14 @@ export interface PublicRouteDeps {
 
 export async function publicRoutes(app: TypedApp, deps: PublicRouteDeps): Promise<void> {
   const frameAncestors = frameAncestorsOf(deps.config.embedOrigins);
+  const markdown = createMarkdownCopies({
+    onFallback: (key, outcome, detail) => app.log.warn({ key, outcome, detail }, 'readable copy fell back to text'),
+  });
+  app.addHook('onClose', () => markdown.close());
   const routes: PublicRoutes = {
     ...deps,
     frameAncestors,
+    markdown,
     pageNonce(reply, frameSource = "'self'") {
       const nonce = randomBytes(16).toString('base64');
       reply.header('content-security-policy', viewerCsp(nonce, frameAncestors, frameSource));
@@ -114,6 +126,7 @@ export async function publicRoutes(app: TypedApp, deps: PublicRouteDeps): Promis
   };
   registerRawRoute(app, routes);
   registerViewerRoute(app, routes);
+  registerReadableCopyRoute(app, routes);
   registerUnlockRoute(app, routes);
   registerViewerCommentPost(app, deps.viewerComments, new URL(deps.config.baseUrl).origin);
 }
@@ -149,6 +162,9 @@ function registerViewerRoute(app: TypedApp, routes: PublicRoutes): void {
     url: '/p/:slug',
     schema: { hide: true },
     handler: async (request, reply) => {
+      // The same URL answers a viewer page or a readable copy, by the Accept header (docs/api.md, "Readable copy").
+      reply.header('vary', 'Accept');
+      if (prefersMarkdown(request.headers.accept)) return answerReadableCopy(request, reply, routes);
       const { slug } = request.params as Params;
       if (!isValidSlug(slug)) return refusePage(reply, 'not_found', NOT_FOUND_PAGE);
       const askedFor = (request.query as Query).v;
@@ -214,6 +230,102 @@ function registerViewerRoute(app: TypedApp, routes: PublicRoutes): void {
       return showPage(reply, html, drop.locked ? PRIVATE : { cacheControl: 'no-cache' });
     },
   });
+}
+
+/**
+ * Whether the Accept header asks for the readable copy (RFC 9110, section 12.5.1): `text/markdown` named with a
+ * non-zero quality, and preferred to `text/html` or `text/html` not named. A browser (`text/html,…,*\/*;q=0.8`) and
+ * a client sending `*\/*` or nothing get the viewer.
+ */
+export function prefersMarkdown(accept: string | undefined): boolean {
+  if (accept === undefined || !/\btext\/markdown\b/i.test(accept)) return false;
+  const markdown = acceptQuality(accept, 'text/markdown');
+  if (markdown === 0) return false;
+  return !/\btext\/html\b/i.test(accept) || markdown > acceptQuality(accept, 'text/html');
+}
+
+/** `/p/<slug>.md[?v=<n>]`: the readable copy, whatever the Accept header. */
+function registerReadableCopyRoute(app: TypedApp, routes: PublicRoutes): void {
+  app.route({
+    method: ['GET', 'HEAD'],
+    url: '/p/:slug.md',
+    schema: { hide: true },
+    handler: (request, reply) => answerReadableCopy(request, reply, routes),
+  });
+}
+
+/**
+ * A refusal of the readable copy: short Markdown for an agent, never an HTML page; the status is the code's in the
+ * catalogue, as for pages (page-reply.ts).
+ */
+function refuseReadableCopy(reply: FastifyReply, code: ErrorCode, text: string, cacheControl = 'no-store') {
+  return reply
+    .code(ERROR_STATUS[code])
+    .header('content-type', 'text/markdown; charset=utf-8')
+    .header('x-content-type-options', 'nosniff')
+    .header('cache-control', cacheControl)
+    .send(text);
+}
+
+const NOT_FOUND_TEXT = '# Not found\n\nNo drop at this address.\n';
+
+/**
+ * The readable copy of a drop (docs/api.md, "Readable copy (Markdown)"): the drop's details, its document as
+ * Markdown and the version's context. A locked drop opens with the capability cookie or the owner's token, as the
+ * viewer and the raw document do. Not a render: no view is counted (docs/decisions/0025-markdown-copy.md).
+ */
+async function answerReadableCopy(request: FastifyRequest, reply: FastifyReply, routes: PublicRoutes) {
+  const { slug } = request.params as Params;
+  if (!isValidSlug(slug)) return refuseReadableCopy(reply, 'not_found', NOT_FOUND_TEXT);
+  const viewer = `${routes.config.baseUrl}/p/${slug}`;
+  const requested = requestedVersion((request.query as Query).v);
+  const access: VisitorAccess = {
+    capability: cookieValue(request.headers.cookie, CAPABILITY_COOKIE),
+    authorization: request.headers.authorization,
+  };
+  const copy = await findReadableCopy(routes.view, slug, requested, access);
+  switch (copy.kind) {
+    case 'not_found':
+      return refuseReadableCopy(reply, 'not_found', NOT_FOUND_TEXT);
+    case 'expired':
+      return refuseReadableCopy(reply, 'expired', '# Expired\n\nThis drop has expired.\n');
+    case 'locked':
+      // No byte of the drop, not even its title, without a capability or the owner's token.
+      return refuseReadableCopy(
+        reply,
+        'locked',
+        `# Locked\n\nThis drop is locked. Open ${viewer} and enter its passcode, or send its owner's token ` +
+          '(`Authorization: Bearer hd_...`).\n',
+        CACHE_PRIVATE,
+      );
+    case 'version_not_found':
+      return refuseReadableCopy(
+        reply,
+        'version_not_found',
+        `# Version not found\n\nThis version does not exist. The latest is ${copy.latestVersion}: ${viewer}.md\n`,
+        CACHE_PRIVATE,
+      );
+  }
+  const { drop, shown } = copy;
+  const entry = await routes.loadRaw({ slug }, shown.version);
+  // Deleted between the two reads: as if it had never been there.
+  if (entry === undefined) return refuseReadableCopy(reply, 'not_found', NOT_FOUND_TEXT);
+  const served = entry.answers.latest.identity;
+  const text = await routes.markdown.documentText(served.etag, () => served.body.toString('utf8'));
+  const body = composeReadableCopy({
+    drop,
+    shown,
+    documentText: text.markdown,
+    textOnly: text.outcome === 'converted' ? undefined : text.outcome === 'busy' ? 'busy' : 'limits',
+    baseUrl: routes.config.baseUrl,
+  });
+  return reply
+    .code(200)
+    .header('content-type', 'text/markdown; charset=utf-8')
+    .header('x-content-type-options', 'nosniff')
+    .header('referrer-policy', 'no-referrer')
+    .header('cache-control', drop.locked ? CACHE_PRIVATE : 'no-cache')
+    .send(body);
 }
 
 /** `POST /p/<slug>/unlock`: the passcode form, limited per client and per drop (domain/viewing.ts). */

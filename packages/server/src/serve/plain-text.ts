@@ -1,0 +1,159 @@
+/**
+ * The readable copy's fallback (docs/decisions/0025-markdown-copy.md): a document's text without its structure, for
+ * when the Markdown conversion outlives its time or memory. One linear pass with the scanner of the head injection
+ * (html-scan.ts): tags are skipped (attribute values included, so a `>` inside one ends nothing), comments and the
+ * content of scripts, styles and the other elements the converter drops are skipped too, block boundaries become
+ * line breaks, and a few character references are decoded. Every search moves forward, so it stays linear whatever
+ * the document: no parser, no tree, no recursion.
+ */
+import {
+  asciiLowerCase,
+  BANG,
+  findAfterGt,
+  findCommentEnd,
+  findTagNameEnd,
+  findTextContentEnd,
+  isAsciiAlpha,
+  isWhitespace,
+  matchesAt,
+  QUESTION,
+  SLASH,
+  scanAttributes,
+} from './html-scan.js';
+
+/**
+ * Elements whose whole content is skipped, up to their end tag, besides the raw-text ones the scanner knows (script,
+ * style, title, textarea, noscript, iframe, ...): the same things the converter drops (markdown-convert.ts).
+ */
+const SKIPPED: ReadonlySet<string> = new Set([
+  'template',
+  'svg',
+  'canvas',
+  'object',
+  'audio',
+  'video',
+  'select',
+  'datalist',
+  'button',
+  'head',
+]);
+
+/** Elements whose start and end mark a line break in the text. */
+const BLOCKS: ReadonlySet<string> = new Set([
+  'address',
+  'article',
+  'aside',
+  'blockquote',
+  'br',
+  'dd',
+  'details',
+  'div',
+  'dl',
+  'dt',
+  'fieldset',
+  'figcaption',
+  'figure',
+  'footer',
+  'form',
+  'h1',
+  'h2',
+  'h3',
+  'h4',
+  'h5',
+  'h6',
+  'header',
+  'hr',
+  'li',
+  'main',
+  'nav',
+  'ol',
+  'p',
+  'pre',
+  'section',
+  'summary',
+  'table',
+  'tr',
+  'ul',
+]);
+
+/** Index of the `<` of the next end tag `</name` (followed by whitespace, `/` or `>`) from `from`, or -1. */
+function findEndTag(s: string, from: number, lowerName: string): number {
+  let i = from;
+  for (;;) {
+    const lt = s.indexOf('</', i);
+    if (lt < 0) return -1;
+    const after = s.charCodeAt(lt + 2 + lowerName.length);
+    if (matchesAt(s, lt + 2, lowerName) && (isWhitespace(after) || after === SLASH || after === 0x3e)) return lt;
+    i = lt + 2;
+  }
+}
+
+const NAMED: Readonly<Record<string, string>> = { amp: '&', lt: '<', gt: '>', quot: '"', apos: "'", nbsp: ' ' };
+
+/** The common character references; any other `&...;` stays as written. */
+function decodeReferences(text: string): string {
+  return text.replace(
+    /&(?:#(\d{1,7})|#[xX]([0-9a-fA-F]{1,6})|(amp|lt|gt|quot|apos|nbsp));?/g,
+    (whole, decimal: string | undefined, hex: string | undefined, name: string | undefined) => {
+      if (name !== undefined) return NAMED[name] ?? whole;
+      const code = decimal !== undefined ? Number(decimal) : Number.parseInt(hex ?? '', 16);
+      return code > 0 && code <= 0x10ffff && (code < 0xd800 || code > 0xdfff) ? String.fromCodePoint(code) : '\ufffd';
+    },
+  );
+}
+
+/** The text of `html`, block by block, with runs of blank space collapsed. Linear in the length of `html`. */
+export function textOfHtml(html: string): string {
+  const parts: string[] = [];
+  const n = html.length;
+  let i = 0;
+  while (i < n) {
+    const lt = html.indexOf('<', i);
+    if (lt < 0) {
+      parts.push(decodeReferences(html.slice(i)));
+      break;
+    }
+    if (lt > i) parts.push(decodeReferences(html.slice(i, lt)));
+    const next = html.charCodeAt(lt + 1);
+    if (next === BANG || next === QUESTION) {
+      // A comment, a doctype or a bogus comment: skipped whole.
+      const end = html.startsWith('!--', lt + 1) ? findCommentEnd(html, lt + 4) : findAfterGt(html, lt + 1);
+      if (end < 0) break;
+      i = end;
+      continue;
+    }
+    const closing = next === SLASH;
+    const nameStart = closing ? lt + 2 : lt + 1;
+    if (!isAsciiAlpha(html.charCodeAt(nameStart))) {
+      parts.push('<'); // not a tag: a literal `<`
+      i = lt + 1;
+      continue;
+    }
+    const nameEnd = findTagNameEnd(html, nameStart);
+    const name = asciiLowerCase(html.slice(nameStart, nameEnd));
+    const tag = scanAttributes(html, nameEnd);
+    if (tag.end < 0) break; // the document ends inside the tag
+    i = tag.end;
+    if (BLOCKS.has(name)) parts.push('\n');
+    else if (name === 'td' || name === 'th') parts.push(' ');
+    if (closing) continue;
+    if (name === 'plaintext') {
+      parts.push(html.slice(i)); // everything after it is text, as written
+      break;
+    }
+    const selfClosing = html.charCodeAt(tag.end - 2) === SLASH;
+    const contentEnd = SKIPPED.has(name)
+      ? selfClosing
+        ? i
+        : findEndTag(html, i, name)
+      : findTextContentEnd(html, i, name);
+    if (contentEnd < 0) break; // unclosed: its content runs to the end, and is skipped
+    i = contentEnd;
+  }
+  return parts
+    .join('')
+    .replace(/[ \t\f\r\u00a0]+/g, ' ')
+    .replace(/ ?\n ?/g, '\n')
+    .replace(/\n{3,}/g, '\n\n')
+    .trim();
+}
