@@ -127,7 +127,9 @@ describe('own origin and network policy', () => {
         expect.objectContaining({ type: 'string', enum: ['open', 'none'] }),
         expect.objectContaining({ type: 'array', minItems: 1, maxItems: 10 }),
       ]);
-      expect(network.description).toContain('set none for sensitive reports: its own requests (fetch, images, scripts, form posts) reach no other site');
+      expect(network.description).toContain(
+        'set none for sensitive reports: its own requests (fetch, images, scripts, form posts) reach no other site',
+      );
     }
     expect(tools.find((t) => t.name === 'publish')?.description).toContain('content_url');
   });
