@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { launchBrowser } from './browser.js';
 import { createHarness, type Harness } from './helpers.js';
 import { freePort } from './process.js';
+import { serveOnLoopback } from './served.js';
 
 let h: Harness;
 let browser: Browser;
@@ -26,13 +27,10 @@ beforeAll(async () => {
     response.end('counted');
   });
   await new Promise<void>((resolve) => counter.listen(0, '127.0.0.1', resolve));
-  const port = await freePort();
-  service = `http://localhost:${port}`;
-  h = await createHarness({
-    env: { HTMLDROP_BASE_URL: service },
+  ({ h, base: service } = await serveOnLoopback({
+    hostName: 'localhost',
     limits: { maxWritesPerMinute: 10_000, maxWritesPerDay: 10_000 },
-  });
-  await h.app.listen({ port, host: '127.0.0.1' });
+  }));
   token = await h.token('owner');
   browser = await launchBrowser({ partitionedStorage: true });
 });

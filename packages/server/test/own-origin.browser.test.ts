@@ -16,8 +16,8 @@ import type { Browser, BrowserContext, Frame, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newContentLabel } from '../src/domain/content-origin.js';
 import { launchBrowser, PLAYWRIGHT_DISABLED_FEATURES, screenshotPath } from './browser.js';
-import { createHarness, type Harness } from './helpers.js';
-import { freePort } from './process.js';
+import type { Harness } from './helpers.js';
+import { serveOnLoopback } from './served.js';
 
 let h: Harness;
 let browser: Browser;
@@ -25,13 +25,10 @@ let service: string;
 let token: string;
 
 beforeAll(async () => {
-  const port = await freePort();
-  service = `http://localhost:${port}`;
-  h = await createHarness({
-    env: { HTMLDROP_BASE_URL: service },
+  ({ h, base: service } = await serveOnLoopback({
+    hostName: 'localhost',
     limits: { maxWritesPerMinute: 10_000, maxWritesPerDay: 10_000 },
-  });
-  await h.app.listen({ port, host: '127.0.0.1' });
+  }));
   token = await h.token('owner');
   browser = await launchBrowser({ partitionedStorage: true });
 });

@@ -28,6 +28,11 @@ export interface ContentOrigins {
   readonly hostSuffix: string;
   /** The drop's origin (no trailing slash). */
   originOf(label: string): string;
+  /**
+   * What a request's Host names, read once: undefined for no content host (the service's), null for a host on the
+   * content domain without a valid label (only the content route's 404 answers it), else the label.
+   */
+  classify(host: string | undefined): string | null | undefined;
   /** Whether a request's Host is on the content domain (whatever precedes the suffix): never the service's. */
   isContentHost(host: string | undefined): boolean;
   /**
@@ -66,17 +71,19 @@ export function contentOrigins(template: string): ContentOrigins {
     protocol,
     hostSuffix,
     originOf: (label) => `${prefix}${label}${hostSuffix}`,
-    isContentHost: (host) => host !== undefined && canonicalHost(host.toLowerCase(), protocol).endsWith(hostSuffix),
-    labelOf(host) {
-      if (host === undefined) return undefined;
-      const canonical = canonicalHost(host.toLowerCase(), protocol);
-      if (canonical.length !== CONTENT_LABEL_LENGTH + hostSuffix.length || !canonical.endsWith(hostSuffix)) {
-        return undefined;
-      }
-      const label = canonical.slice(0, CONTENT_LABEL_LENGTH);
-      return isContentLabel(label) ? label : undefined;
-    },
+    classify,
+    isContentHost: (host) => classify(host) !== undefined,
+    labelOf: (host) => classify(host) ?? undefined,
   };
+
+  function classify(host: string | undefined): string | null | undefined {
+    if (host === undefined) return undefined;
+    const canonical = canonicalHost(host.toLowerCase(), protocol);
+    if (!canonical.endsWith(hostSuffix)) return undefined;
+    if (canonical.length !== CONTENT_LABEL_LENGTH + hostSuffix.length) return null;
+    const label = canonical.slice(0, CONTENT_LABEL_LENGTH);
+    return isContentLabel(label) ? label : null;
+  }
 }
 
 /** The content hosts as served: the configured origins, and who may frame them (`contentFrameAncestors`). */

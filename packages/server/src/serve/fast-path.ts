@@ -78,10 +78,9 @@ function keyOf(request: IncomingMessage, content: ContentOrigins | undefined): s
   // Only origin-form targets: a content key (`<label>/…`) must never be reachable as a URL on the service's host.
   if (url.charCodeAt(0) !== 47) return undefined;
   if (content === undefined) return url;
-  const host = hostOf(request);
-  if (host === undefined || !content.isContentHost(host)) return url;
-  const label = content.labelOf(host);
-  return label === undefined ? undefined : label + url;
+  const label = content.classify(hostOf(request));
+  if (label === undefined) return url;
+  return label === null ? undefined : label + url;
 }
 
 export function createRawFastPath(cache: RawCache, content: ContentOrigins | undefined): FastPath {
