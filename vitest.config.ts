@@ -15,6 +15,7 @@ const HTTP_SUITES = [
   'history',
   'limits',
   'markdown',
+  'mcp-remote',
   'public',
   'raw-socket',
   'stats',

@@ -67,6 +67,11 @@ export interface UpsertConflict {
 export interface UpsertOptions extends LockOptions {
   /** Told each time another writer got in between; the upsert then publishes on top of what it wrote. */
   readonly onConflict?: (conflict: UpsertConflict) => void;
+  /**
+   * Serializes the upserts of one (service, filter) by other means than a lock file: `name` is the lock's name. For
+   * a long-running process that makes every upsert itself (the service's remote MCP endpoint).
+   */
+  readonly serialize?: <T>(name: string, run: () => Promise<T>) => Promise<T>;
 }
 
 export interface UpsertResult {
@@ -114,10 +119,12 @@ export async function upsertDrop(
   options: UpsertOptions = {},
 ): Promise<UpsertResult> {
   validateMatch(input.match);
+  const run = () => new Upsert(client, input, options).run();
+  if (options.serialize !== undefined) return options.serialize(lockFileName(client.server, input.match), run);
   const lockDir = options.lockDir ?? (await defaultLockDir());
   if (options.lockDir !== undefined) await ensurePrivateDir(lockDir);
   const file = path.join(lockDir, lockFileName(client.server, input.match));
-  return withLockFile(file, () => new Upsert(client, input, options).run(), options);
+  return withLockFile(file, run, options);
 }
 
 /** One upsert's rounds: lookup, then create or update; a round that loses a race to another writer starts over. */

@@ -7,9 +7,9 @@
  */
 import { parseArgs } from 'node:util';
 import { CLIENT_VERSION, DEFAULT_SERVER, HtmlDropError, normalizeServer } from '@htmldrop/client';
-import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
-import { registerTools } from './tools.js';
+import { createToolContext } from './tools/context.js';
+import { createMcpServer } from './tools.js';
 
 const USAGE = `Usage: htmldrop-mcp [--server <url>] [--token <token>]
 
@@ -18,17 +18,6 @@ resolve_comment, get_stats.
   --server <url>    the service (default $HTMLDROP_SERVER, else ${DEFAULT_SERVER})
   --token <token>   token to use (else ./.htmldrop/token, $HTMLDROP_TOKEN, ~/.config/htmldrop/token)
 Sign in once with \`htmldrop login\`; the token file it writes is read on every tool call.`;
-
-const INSTRUCTIONS = `htmldrop hosts complete, standalone HTML documents at stable public URLs. Use \`publish\` with the full
-document (inline CSS/JS, no local files) and share the returned drop.url. To keep one URL for a document you
-regenerate, pass upsert_by tags to \`publish\` (or \`update\` a known slug). \`list\` finds drops by tags; \`get\` shows
-versions; \`diff\` shows what changed between two versions and \`restore\` republishes an old one; \`delete\` removes a
-drop or one version. Pass \`if_match\` (the latest_version you worked from) to \`update\` so that nobody's version is
-overtaken unseen; \`expires\` ("7d", an ISO date, "never") makes a drop expire; \`network: "none"\` keeps a
-sensitive report from sending data anywhere (or list the CDN origins it needs). People comment on a drop in its
-viewer: \`get_feedback\` (with \`wait\`) returns their comments; pass the ids a new version addresses as \`resolves\`
-to \`update\` (or \`publish\` with upsert_by), or mark one done with \`resolve_comment\`. \`get_stats\` tells whether
-the drop was viewed.`;
 
 function fail(message: string): never {
   process.stderr.write(`htmldrop-mcp: ${message}\n`);
@@ -71,8 +60,7 @@ async function start(): Promise<void> {
   } catch (error) {
     fail(error instanceof HtmlDropError ? error.message : String(error));
   }
-  const mcp = new McpServer({ name: 'htmldrop', version: CLIENT_VERSION }, { instructions: INSTRUCTIONS });
-  registerTools(mcp, { server, token: values.token });
+  const mcp = createMcpServer(createToolContext({ server, token: values.token }));
   await mcp.connect(new StdioServerTransport());
   process.stderr.write(`htmldrop-mcp ${CLIENT_VERSION}: serving ${server} on stdio\n`);
 }

@@ -15,6 +15,7 @@ import type { DeviceFlowDeps } from './domain/device-flow.js';
 import type { GuardDeps } from './domain/device-guards.js';
 import type { DropChangeListener, DropDeps } from './domain/drops.js';
 import type { RandomInt } from './domain/ids.js';
+import type { OAuthDeps } from './domain/oauth.js';
 import { findRawDocument, type PublicViewDeps } from './domain/public-view.js';
 import type { RateCounter } from './domain/rate-counter.js';
 import type { StatsDeps } from './domain/stats.js';
@@ -71,6 +72,8 @@ export interface Services {
   readonly commentSignal: CommentSignalHub;
   /** Who may see what under /p/ (domain/public-view.ts). */
   readonly publicView: PublicViewDeps;
+  /** OAuth clients, codes and their budget (domain/oauth.ts). */
+  readonly oauth: OAuthDeps;
   /** Each drop's own origin (docs/api.md, "Each drop on its own origin"); undefined when none is configured. */
   readonly contentHosts: ContentHosts | undefined;
   /** Drop documents by slug or content label and version, through the raw cache. */
@@ -142,6 +145,7 @@ export function createServices(options: ServiceOptions): Services {
     comments: { store, clock, limits, counter, signal: commentSignal, ...random },
     commentSignal,
     publicView: { store, clock, tokenUses, capabilities },
+    oauth: { store, clock, counter, limits, ...random },
     contentHosts,
     loadRaw: createRawLoader(rawCache, (ref, version) => findRawDocument(store, ref, version), {
       contentFrameAncestors: contentHosts?.frameAncestors,

@@ -1,6 +1,8 @@
 /**
- * What every tool call shares: the client and its token resolution (the same as the CLI's), the reading of the
- * document to publish, and the JSON results. Built once per MCP server by `createToolContext`.
+ * What every tool call shares: the client and its token, the reading of the document to publish, and the JSON
+ * results. Two kinds, one set of tools: `createToolContext` for the stdio server (the CLI's token resolution, `html`
+ * or a `file` on this machine) and `createHostedToolContext` for the service's remote endpoint (the caller's token,
+ * `html` only; docs/api.md "Remote MCP and OAuth").
  */
 import os from 'node:os';
 import path from 'node:path';
@@ -14,9 +16,11 @@ import {
   type ResolvedToken,
   readTextSource,
   requireToken,
+  type UpsertOptions,
 } from '@htmldrop/client';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { errorResult } from './errors.js';
+import { type DocumentInputSchema, documentInput } from './schema.js';
 
 export interface ToolOptions {
   /** Base URL of the service. */
@@ -42,6 +46,10 @@ export interface ToolContext {
   guarded(run: (client: () => Promise<HtmlDropClient>) => Promise<unknown>): Promise<CallToolResult>;
   /** The document given as `html` or as a `file` path, checked as the CLI checks it, with its warnings. */
   documentOf(input: DocumentInput): Promise<{ html: string; warnings: HtmlWarning[] }>;
+  /** The document fields publish and update take here. */
+  readonly document: DocumentInputSchema;
+  /** Where upserts on this machine take their lock (client-side upsert, docs/api.md). */
+  readonly upsert: UpsertOptions;
 }
 
 function text(value: unknown): CallToolResult {
@@ -50,6 +58,12 @@ function text(value: unknown): CallToolResult {
 
 export function warningsJson(warnings: readonly HtmlWarning[]) {
   return warnings.map(({ code, message }) => ({ code, message }));
+}
+
+/** The document as given, checked as the CLI checks it, with its warnings. */
+function checkedDocument(html: string, name: string) {
+  assertPublishable(html, { name });
+  return { html, warnings: checkHtml(html) };
 }
 
 async function readDocument(cwd: string, input: DocumentInput) {
@@ -65,8 +79,7 @@ async function readDocument(cwd: string, input: DocumentInput) {
   } else {
     html = input.html ?? '';
   }
-  assertPublishable(html, { name });
-  return { html, warnings: checkHtml(html) };
+  return checkedDocument(html, name);
 }
 
 export function createToolContext(options: ToolOptions): ToolContext {
@@ -86,5 +99,55 @@ export function createToolContext(options: ToolOptions): ToolContext {
       }
     },
     documentOf: (input) => readDocument(cwd, input),
+    document: documentInput(true),
+    upsert: {},
+  };
+}
+
+export interface HostedToolOptions {
+  /** The service's client, carrying the token of the request being answered. */
+  readonly client: HtmlDropClient;
+  /** Serializes upserts in the service's process (one `createUpsertLock()` for all requests). */
+  readonly upsertLock: NonNullable<UpsertOptions['serialize']>;
+}
+
+/** An in-process lock per name: each run starts when the previous one of that name has settled. */
+export function createUpsertLock(): NonNullable<UpsertOptions['serialize']> {
+  const tails = new Map<string, Promise<unknown>>();
+  return async <T>(name: string, run: () => Promise<T>): Promise<T> => {
+    const previous = tails.get(name) ?? Promise.resolve();
+    const current = previous.then(run, run);
+    const tail = current.catch(() => undefined);
+    tails.set(name, tail);
+    try {
+      return await current;
+    } finally {
+      if (tails.get(name) === tail) tails.delete(name);
+    }
+  };
+}
+
+/**
+ * The tools' context on the service's remote endpoint: every call uses the caller's token; the document comes only
+ * as `html` (a `file` there would be a path on the service's own machine: refused).
+ */
+export function createHostedToolContext({ client, upsertLock }: HostedToolOptions): ToolContext {
+  return {
+    async guarded(run) {
+      try {
+        return text(await run(async () => client));
+      } catch (error) {
+        return errorResult(error, client.server, 'hosted');
+      }
+    },
+    async documentOf(input) {
+      if (input.file !== undefined) {
+        throw new HtmlDropError('usage', 'This remote MCP server does not read files: give the document as html.');
+      }
+      if (input.html === undefined) throw new HtmlDropError('usage', 'Give html: the complete document text.');
+      return checkedDocument(input.html, 'The document');
+    },
+    document: documentInput(false),
+    upsert: { serialize: upsertLock },
   };
 }

@@ -21,8 +21,15 @@ function tokenHint(error: HtmlDropError, server: string): string {
   return `Ask the user to sign in again with the htmldrop CLI, as the message says (it prints a URL to approve in a browser). ${cliForms(server)} ${after}`;
 }
 
-function hintFor(error: HtmlDropError, server: string | undefined): string | undefined {
+/** Where this MCP server runs: on the agent's machine (stdio), or as the service's remote endpoint. */
+export type ServerKind = 'local' | 'hosted';
+
+const HOSTED_TOKEN_HINT =
+  'The token of this MCP connection was refused (revoked, or the account signed out): reconnect the MCP client so that it signs in again (OAuth), or give it a new bearer token.';
+
+function hintFor(error: HtmlDropError, server: string | undefined, kind: ServerKind): string | undefined {
   const where = server ?? '<server>';
+  if (kind === 'hosted' && ['no_token', 'invalid_token', 'unauthorized'].includes(error.code)) return HOSTED_TOKEN_HINT;
   if (error.code === 'no_token') {
     return `No htmldrop token on this machine. Ask the user to sign in with the htmldrop CLI in a terminal (it prints a URL to approve in a browser). ${cliForms(where)} This MCP server reads the token file on every tool call: retry once the user has signed in. (Or the user sets HTMLDROP_TOKEN in this MCP server's configuration and restarts it.)`;
   }
@@ -52,10 +59,10 @@ const HINTS: Readonly<Record<string, string>> = {
 };
 
 /** A failed tool call: `{"error":{code, message, status?, details?, retry_after_seconds?, hint?}}`, isError. */
-export function errorResult(error: unknown, server?: string): CallToolResult {
+export function errorResult(error: unknown, server?: string, kind: ServerKind = 'local'): CallToolResult {
   let body: Record<string, unknown>;
   if (error instanceof HtmlDropError) {
-    const hint = hintFor(error, server);
+    const hint = hintFor(error, server, kind);
     body = { ...error.toJSON(), ...(hint === undefined ? {} : { hint }) };
   } else {
     body = { code: 'unexpected', message: error instanceof Error ? error.message : String(error) };

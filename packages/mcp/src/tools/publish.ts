@@ -6,14 +6,24 @@ import {
   HtmlDropError,
   parseExpires,
   type UpsertConflict,
+  type UpsertOptions,
   upsertDrop,
 } from '@htmldrop/client';
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { z } from 'zod';
 import { type ToolContext, warningsJson } from './context.js';
-import { commentSetting, expires, htmlInput, metadata, network, resolves, STANDALONE_RULE } from './schema.js';
+import {
+  commentSetting,
+  type DocumentInputSchema,
+  expires,
+  metadata,
+  network,
+  resolves,
+  STANDALONE_RULE,
+} from './schema.js';
 
-const TOOL = {
+/** The tool, with the document fields this server takes (schema.ts, `documentInput`). */
+const publishTool = (document: DocumentInputSchema) => ({
   title: 'Publish an HTML document',
   description: `Publish a complete, standalone HTML document at a stable public URL and return the drop; share its \`url\`. ${STANDALONE_RULE}
 
@@ -25,7 +35,7 @@ People can comment in the viewer's Comments panel (\`comments\` sets who may); r
 
 Returns {"action":"created"|"updated","drop":{slug,url,raw_url,content_url,network,latest_version,expires_at,...},"warnings":[...],"conflicts"?:[{kind,slug,version,message}]}; share drop.url (the viewer). drop.content_url, when not null, is the document on its own origin, where localStorage, IndexedDB and cookies work. Warnings name what may break (relative references to local files, a missing doctype).`,
   inputSchema: {
-    ...htmlInput,
+    ...document,
     title: z.string().min(1).max(200).describe('Title shown on the viewer page (at most 200 characters).'),
     description: z.string().max(500).optional().describe('Optional description (at most 500 characters).'),
     context: z
@@ -51,12 +61,12 @@ Returns {"action":"created"|"updated","drop":{slug,url,raw_url,content_url,netwo
       ),
   },
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
-};
+});
 
-type PublishInput = z.infer<z.ZodObject<typeof TOOL.inputSchema>>;
+type PublishInput = z.infer<z.ZodObject<ReturnType<typeof publishTool>['inputSchema']>>;
 
 /** Creates the drop, or upserts it when `upsert_by` names at least one tag. */
-async function publish(api: HtmlDropClient, args: PublishInput, html: string) {
+async function publish(api: HtmlDropClient, args: PublishInput, html: string, lock: UpsertOptions) {
   const expiresAt = args.expires === undefined ? undefined : parseExpires(args.expires, Date.now(), 'expires');
   const optional = {
     ...(args.description === undefined ? {} : { description: args.description }),
@@ -75,15 +85,19 @@ async function publish(api: HtmlDropClient, args: PublishInput, html: string) {
   }
   let result: { action: 'created' | 'updated'; drop: Drop; conflicts?: readonly UpsertConflict[] };
   if (upsert && args.upsert_by !== undefined) {
-    const { conflicts, ...upserted } = await upsertDrop(api, {
-      match: args.upsert_by,
-      html,
-      title: args.title,
-      ...optional,
-      ...(args.metadata === undefined ? {} : { metadata: args.metadata }),
-      ...(expiresAt === undefined ? {} : { expires_at: expiresAt }),
-      ...(resolving && args.resolves !== undefined ? { resolves: args.resolves } : {}),
-    });
+    const { conflicts, ...upserted } = await upsertDrop(
+      api,
+      {
+        match: args.upsert_by,
+        html,
+        title: args.title,
+        ...optional,
+        ...(args.metadata === undefined ? {} : { metadata: args.metadata }),
+        ...(expiresAt === undefined ? {} : { expires_at: expiresAt }),
+        ...(resolving && args.resolves !== undefined ? { resolves: args.resolves } : {}),
+      },
+      lock,
+    );
     result = { ...upserted, ...(conflicts.length > 0 ? { conflicts } : {}) };
   } else {
     const drop = await api.createDrop({
@@ -98,11 +112,11 @@ async function publish(api: HtmlDropClient, args: PublishInput, html: string) {
   return result;
 }
 
-export function registerPublishTool(mcp: McpServer, { guarded, documentOf }: ToolContext): void {
-  mcp.registerTool('publish', TOOL, (args) =>
+export function registerPublishTool(mcp: McpServer, { guarded, documentOf, document, upsert }: ToolContext): void {
+  mcp.registerTool('publish', publishTool(document), (args) =>
     guarded(async (client) => {
       const { html, warnings } = await documentOf(args);
-      const result = await publish(await client(), args, html);
+      const result = await publish(await client(), args, html, upsert);
       return { ...result, warnings: warningsJson(warnings) };
     }),
   );

@@ -13,15 +13,29 @@ export const metadata = z
   .describe(
     'Owner-only tags (string values; at most 10 keys of [A-Za-z0-9_.-], values up to 256 characters). Never shown publicly.',
   );
-export const htmlInput = {
-  html: z.string().optional().describe(`The document. ${STANDALONE_RULE} Give html or file, not both.`),
-  file: z
-    .string()
-    .optional()
-    .describe(
-      'Instead of html: path of an .html file on the machine running this MCP server (relative to its working directory).',
-    ),
-};
+/** The document fields of publish and update: `html`, plus `file` where the server may read the caller's files. */
+export interface DocumentInputSchema {
+  readonly html: z.ZodOptional<z.ZodString>;
+  readonly file?: z.ZodOptional<z.ZodString>;
+}
+
+/**
+ * The document fields for a server that reads files on its own machine (stdio: `html` or `file`) or not (the
+ * service's remote endpoint, docs/api.md "Remote MCP and OAuth": `html` only, since there the "machine running this
+ * MCP server" is the service).
+ */
+export function documentInput(files: boolean): DocumentInputSchema {
+  if (!files) return { html: z.string().optional().describe(`The document (required). ${STANDALONE_RULE}`) };
+  return {
+    html: z.string().optional().describe(`The document. ${STANDALONE_RULE} Give html or file, not both.`),
+    file: z
+      .string()
+      .optional()
+      .describe(
+        'Instead of html: path of an .html file on the machine running this MCP server (relative to its working directory).',
+      ),
+  };
+}
 export const commentSetting = z
   .enum(['off', 'signed_in', 'open'])
   .describe(

@@ -5,8 +5,8 @@ import { z } from 'zod';
 import { type ToolContext, warningsJson } from './context.js';
 import {
   commentSetting,
+  type DocumentInputSchema,
   expires,
-  htmlInput,
   ifMatch,
   metadata,
   network,
@@ -15,7 +15,8 @@ import {
   slug,
 } from './schema.js';
 
-const TOOL = {
+/** The tool, with the document fields this server takes (schema.ts, `documentInput`). */
+const updateTool = (document: DocumentInputSchema) => ({
   title: 'Upload a new version of a drop',
   description: `Upload a new version of an existing drop: same url, latest_version + 1 (older versions stay viewable at url?v=<n>). ${STANDALONE_RULE}
 
@@ -28,7 +29,7 @@ Pass \`if_match\` (the latest_version you based this document on) so that a vers
 Returns {"action":"updated","drop":{slug,url,content_url,network,latest_version,...},"warnings":[...]}.`,
   inputSchema: {
     slug,
-    ...htmlInput,
+    ...document,
     title: z.string().min(1).max(200).optional().describe('New title (optional).'),
     description: z.string().max(500).optional().describe('New description (optional).'),
     context: z
@@ -43,10 +44,10 @@ Returns {"action":"updated","drop":{slug,url,content_url,network,latest_version,
     if_match: ifMatch.optional(),
   },
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
-};
+});
 
-export function registerUpdateTool(mcp: McpServer, { guarded, documentOf }: ToolContext): void {
-  mcp.registerTool('update', TOOL, (args) =>
+export function registerUpdateTool(mcp: McpServer, { guarded, documentOf, document }: ToolContext): void {
+  mcp.registerTool('update', updateTool(document), (args) =>
     guarded(async (client) => {
       const { html, warnings } = await documentOf(args);
       const expiresAt = args.expires === undefined ? undefined : parseExpires(args.expires, Date.now(), 'expires');

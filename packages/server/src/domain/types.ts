@@ -151,3 +151,35 @@ export interface DeviceRequest {
   readonly createdAt: number;
   readonly expiresAt: number;
 }
+
+/**
+ * A client that registered itself for OAuth (docs/api.md, "Remote MCP and OAuth"). Every client is public: it has no
+ * secret and proves each exchange with PKCE.
+ */
+export interface OAuthClient {
+  readonly id: string;
+  /** Its own `client_name`, or a stand-in: untrusted text, shown escaped on the approval page. */
+  readonly name: string;
+  /** Exact redirect URIs: an authorization request must name one of them character for character. */
+  readonly redirectUris: readonly string[];
+  /** The registered metadata as answered to the client (RFC 7591 section 3.2.1). */
+  readonly metadata: Readonly<Record<string, unknown>>;
+  readonly createdAt: number;
+}
+
+/** A stored authorization code, found by its hash. */
+export interface OAuthCodeRecord {
+  readonly clientId: string;
+  readonly accountId: string;
+  readonly codeChallenge: string;
+  readonly redirectUri: string;
+  readonly resource: string | null;
+  readonly expiresAt: number;
+  readonly usedAt: number | null;
+}
+
+/** What exchanging a code did: issued a token, found the code already used (its token now revoked), or nothing. */
+export type CodeRedemption =
+  | { readonly kind: 'issued'; readonly accountId: string }
+  | { readonly kind: 'replayed' }
+  | { readonly kind: 'invalid' };

@@ -16,6 +16,7 @@ import { createCacheReceiver } from '../coordination/cache-receiver.js';
 import { authenticate, type Caller, type TokenUseRecorder } from '../domain/accounts.js';
 import { DEVICE_RETENTION_MS } from '../domain/device-flow.js';
 import { purgeExpiredDrops } from '../domain/expiry.js';
+import { purgeOAuth } from '../domain/oauth.js';
 import type { ViewCounter } from '../domain/viewing.js';
 import type { WriteLimiter } from '../domain/write-limit.js';
 import { createRawFastPath, type FastPath } from '../serve/fast-path.js';
@@ -36,6 +37,9 @@ import { discoveryRoutes } from './routes/discovery.js';
 import { dropRoutes } from './routes/drops.js';
 import { healthRoutes } from './routes/health.js';
 import { historyRoutes } from './routes/history.js';
+import { mcpRoutes } from './routes/mcp.js';
+import { oauthRoutes } from './routes/oauth.js';
+import { oauthApprovalRoutes } from './routes/oauth-approval.js';
 import { prototypeRoutes } from './routes/prototypes.js';
 import { publicRoutes } from './routes/public.js';
 import { statsRoutes } from './routes/stats.js';
@@ -176,6 +180,7 @@ async function installRequestHandling(app: TypedApp, services: Services): Promis
   app.decorate('ownerRoutes', ownerRoutes);
   const purge = async () => {
     await store.purgeExpired(clock.now(), DEVICE_RETENTION_MS);
+    await purgeOAuth({ store, clock });
     return purgeExpiredDrops(services.drops);
   };
   app.decorate('services', { tokenUses, writeLimiter, views, rawCache, flush: services.flushCounters, purge });
@@ -217,7 +222,7 @@ async function installRequestHandling(app: TypedApp, services: Services): Promis
     writeLimiter,
     leaseMs: Math.max(60_000, 2 * (config.requestTimeoutMs + config.headersTimeoutMs)),
   });
-  installErrorHandlers(app, config.limits);
+  installErrorHandlers(app, config.limits, config.baseUrl);
 }
 
 /**
@@ -261,6 +266,10 @@ async function registerRoutes(app: TypedApp, services: Services): Promise<void> 
   });
   await app.register(authRoutes, { config, device, guards });
   await app.register(verifyRoutes, { config, accounts, clock, identity, device, guards, sessions });
+  const { oauth } = services;
+  await app.register(oauthRoutes, { config, oauth, signer });
+  await app.register(oauthApprovalRoutes, { config, accounts, identity, sessions, oauth, signer });
+  await app.register(mcpRoutes, { config, inject: (request) => app.inject(request) });
   await app.register(consoleRoutes, {
     config,
     schemas,

@@ -3,10 +3,12 @@
  * from the code catalogue (errors.ts); /p/ paths answer it as an HTML page (page-reply.ts), everything else as the nested JSON
  * body. Unknown paths get the JSON `not_found` or, for a browser outside /api/, the page-not-found page.
  */
+
 import type { FastifyError, FastifyInstance } from 'fastify';
 import type { Limits } from '../config.js';
 import { ApiError, isApiError } from '../errors.js';
 import { prefersHtml } from './accept.js';
+import { bearerChallenge, isMcpPath, MCP_CORS } from './bearer-challenge.js';
 import { refusePage } from './page-reply.js';
 import { escapeHtml, NOT_FOUND_PAGE, PAGE_NOT_FOUND_PAGE, simplePage } from './pages/layout.js';
 import { validationError } from './validation.js';
@@ -45,7 +47,7 @@ function toApiError(error: FastifyError | Error, limits: Limits, bodyLimit: numb
 }
 
 /** Installs the error handler and the not-found handler on `app`. */
-export function installErrorHandlers(app: FastifyInstance, limits: Limits): void {
+export function installErrorHandlers(app: FastifyInstance, limits: Limits, baseUrl: string): void {
   app.setErrorHandler(async (error, request, reply) => {
     const apiError = toApiError(error as Error, limits, request.routeOptions.bodyLimit);
     if (apiError.status >= 500) request.log.error({ err: error, reqId: request.id }, 'request failed');
@@ -57,7 +59,8 @@ export function installErrorHandlers(app: FastifyInstance, limits: Limits): void
       return refusePage(reply, apiError, simplePage('Something went wrong', `<p>${escapeHtml(apiError.message)}</p>`));
     }
     if (apiError.status === 401) {
-      reply.header('www-authenticate', apiError.code === 'invalid_token' ? 'Bearer error="invalid_token"' : 'Bearer');
+      reply.header('www-authenticate', bearerChallenge(baseUrl, request.url, apiError.code === 'invalid_token'));
+      if (isMcpPath(request.url)) reply.headers(MCP_CORS);
     }
     if (apiError.retryAfterSeconds !== undefined) reply.header('retry-after', String(apiError.retryAfterSeconds));
     return reply.code(apiError.status).type('application/json; charset=utf-8').send(apiError.toBody());

@@ -52,9 +52,15 @@ const SERVICE_CSP =
 /**
  * The service's own pages (/verify, sign-in, the console, the landing page): not frameable, posting only to
  * themselves, and running script only with the page's nonce. `same-origin` referrers: with `no-referrer`, Chromium
- * sends `Origin: null` on our own form posts and the Origin check fails.
+ * sends `Origin: null` on our own form posts and the Origin check fails. `alsoPostsTo`: CSP sources a form's answer
+ * may redirect to.
  */
-export function servicePage(nonce?: string): PageOptions {
-  const csp = nonce === undefined ? SERVICE_CSP : `${SERVICE_CSP}; script-src 'nonce-${nonce}'`;
+export function servicePage(nonce?: string, alsoPostsTo: readonly string[] = []): PageOptions {
+  // form-action also governs the redirects after a post: an approval that sends the browser on names its target.
+  const base =
+    alsoPostsTo.length === 0
+      ? SERVICE_CSP
+      : SERVICE_CSP.replace("form-action 'self'", `form-action 'self' ${alsoPostsTo.join(' ')}`);
+  const csp = nonce === undefined ? base : `${base}; script-src 'nonce-${nonce}'`;
   return { headers: { 'content-security-policy': csp, 'x-frame-options': 'DENY' }, referrerPolicy: 'same-origin' };
 }

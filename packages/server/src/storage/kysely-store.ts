@@ -1,7 +1,7 @@
 /**
  * The Store, written once over Kysely. Dialect-specific SQL comes from the Dialect. The methods live in one module
  * per aggregate under kysely/ (accounts and tokens, drops and versions, device requests, rate counters, settings,
- * view statistics, idempotency keys), with what they share in kysely/shared.ts; this file assembles them.
+ * view statistics, idempotency keys, OAuth clients and codes), with what they share in kysely/shared.ts; this file assembles them.
  */
 import { Migrator, sql } from 'kysely';
 import type { Dialect } from './dialect.js';
@@ -10,6 +10,7 @@ import { commentStore } from './kysely/comments.js';
 import { deviceRequestStore } from './kysely/device-requests.js';
 import { dropStore } from './kysely/drops.js';
 import { idempotencyStore } from './kysely/idempotency.js';
+import { oauthStore } from './kysely/oauth.js';
 import { rateWindowStore } from './kysely/rate-windows.js';
 import { settingStore } from './kysely/settings.js';
 import { viewStatsStore } from './kysely/view-stats.js';
@@ -50,5 +51,6 @@ export function createKyselyStore(dialect: Dialect): Store {
     ...viewStatsStore(db),
     ...commentStore(db),
     ...idempotencyStore(db),
+    ...oauthStore(db),
   };
 }

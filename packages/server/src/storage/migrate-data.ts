@@ -26,6 +26,8 @@ const TABLES = [
   { name: 'device_requests', key: ['id'] },
   { name: 'rate_windows', key: ['key'] },
   { name: 'idempotency_keys', key: ['account_id', 'key'] },
+  { name: 'oauth_clients', key: ['id'] },
+  { name: 'oauth_codes', key: ['hash'] },
 ] as const satisfies ReadonlyArray<{ name: keyof Database; key: readonly string[] }>;
 
 type TableName = (typeof TABLES)[number]['name'];

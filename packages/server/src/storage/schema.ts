@@ -55,6 +55,35 @@ export interface VersionsTable {
   created_at: number;
 }
 
+/** A client that registered itself (RFC 7591; migration 0009). Public: no secret is kept. */
+export interface OAuthClientsTable {
+  id: string;
+  /** The client's own `client_name` (or a stand-in), shown on the approval page and used as its tokens' label. */
+  name: string;
+  /** JSON array of the exact redirect URIs. */
+  redirect_uris: string;
+  /** JSON object: the registered metadata as answered to the client. */
+  metadata: string;
+  created_at: number;
+  /** When a human last approved it; null: never (purged a day after registration). */
+  last_used_at: number | null;
+}
+
+/** A one-time authorization code, kept as its SHA-256 hash (migration 0009). */
+export interface OAuthCodesTable {
+  hash: string;
+  client_id: string;
+  account_id: string;
+  code_challenge: string;
+  redirect_uri: string;
+  resource: string | null;
+  created_at: number;
+  expires_at: number;
+  /** When it was exchanged; a second exchange revokes the token the first one issued. */
+  used_at: number | null;
+  token_id: string | null;
+}
+
 export interface RateWindowsTable {
   key: string;
   count: number;
@@ -154,4 +183,6 @@ export interface Database {
   drops: DropsTable;
   versions: VersionsTable;
   rate_windows: RateWindowsTable;
+  oauth_clients: OAuthClientsTable;
+  oauth_codes: OAuthCodesTable;
 }

@@ -253,6 +253,49 @@ for (const dialect of DIALECTS) {
       expect((await store.findDeviceRequestByPollHash(`ph-${dialect}`))?.state).toBe('claimed');
     });
 
+    it('redeems an OAuth code once among concurrent exchanges; a replay revokes its token; the purge forgets', async () => {
+      const clientId = `hdc_${dialect}`;
+      await store.registerOAuthClient({
+        id: clientId,
+        name: 'Agent',
+        redirectUris: ['http://127.0.0.1:9/cb'],
+        metadata: { client_name: 'Agent' },
+        createdAt: T0,
+      });
+      expect(await store.findOAuthClient(clientId)).toMatchObject({
+        name: 'Agent',
+        redirectUris: ['http://127.0.0.1:9/cb'],
+      });
+      const code = { clientId, accountId: account.id, codeChallenge: 'c', redirectUri: 'http://127.0.0.1:9/cb' };
+      await store.createOAuthCode({ hash: `oc-${dialect}`, ...code, resource: null, now: T0, expiresAt: T0 + 60_000 });
+      const token = (i: number) => ({
+        id: `oa${dialect}${i}`.padEnd(12, '0').slice(0, 12),
+        hash: `oah-${dialect}-${i}`,
+        label: 'Agent',
+      });
+      const redeemed = await Promise.all(
+        Array.from({ length: 8 }, (_, i) => store.redeemOAuthCode(`oc-${dialect}`, clientId, token(i), T0 + 1)),
+      );
+      const issued = redeemed.filter((r) => r.kind === 'issued');
+      expect(issued).toHaveLength(1);
+      // The losers of the race saw a used code: the winner's token is revoked, as for any replay.
+      expect(redeemed.filter((r) => r.kind === 'replayed')).toHaveLength(7);
+      const active = await Promise.all(
+        Array.from({ length: 8 }, (_, i) => store.findActiveToken(`oah-${dialect}-${i}`)),
+      );
+      expect(active.filter((t) => t !== undefined)).toHaveLength(0);
+      expect(await store.redeemOAuthCode('unknown', clientId, token(9), T0 + 1)).toEqual({ kind: 'invalid' });
+
+      await store.createOAuthCode({ hash: `oc2-${dialect}`, ...code, resource: null, now: T0, expiresAt: T0 + 60_000 });
+      expect(await store.redeemOAuthCode(`oc2-${dialect}`, clientId, token(10), T0 + 60_000)).toEqual({
+        kind: 'invalid',
+      });
+      await store.purgeOAuth({ codesBefore: T0 + 60_001, unusedClientsBefore: T0 + 1 });
+      expect(await store.findOAuthCode(`oc2-${dialect}`)).toBeUndefined();
+      // Used (a code was issued for it): kept.
+      expect(await store.findOAuthClient(clientId)).toBeDefined();
+    });
+
     it('records token use without moving it backwards, and adds views', async () => {
       await store.createToken({
         id: `${dialect}tokenid`.slice(0, 12),

@@ -8,6 +8,7 @@
 import type { NetworkPolicy } from '../domain/network.js';
 import type {
   Account,
+  CodeRedemption,
   CommentAuthorKind,
   CommentRecord,
   CommentSetting,
@@ -16,6 +17,8 @@ import type {
   DropViewStats,
   ListQuery,
   Metadata,
+  OAuthClient,
+  OAuthCodeRecord,
   TokenInfo,
   VersionContent,
   VersionInfo,
@@ -311,4 +314,33 @@ export interface Store {
     token: { id: string; hash: string },
     now: number,
   ): Promise<{ accountId: string; label: string | null } | undefined>;
+
+  /** Keeps a client that registered itself (RFC 7591). */
+  registerOAuthClient(client: OAuthClient): Promise<void>;
+  findOAuthClient(id: string): Promise<OAuthClient | undefined>;
+  /** Stores an authorization code (by its hash) and notes the client as used, in one transaction. */
+  createOAuthCode(code: {
+    hash: string;
+    clientId: string;
+    accountId: string;
+    codeChallenge: string;
+    redirectUri: string;
+    resource: string | null;
+    now: number;
+    expiresAt: number;
+  }): Promise<void>;
+  findOAuthCode(hash: string): Promise<OAuthCodeRecord | undefined>;
+  /**
+   * The one-time exchange of a code of `clientId`, unexpired at `now`: marks it used and stores the new token for its
+   * account, in one transaction; exactly one of many concurrent callers gets `issued`. A code already used is
+   * `replayed` and the token it issued is revoked in the same call (RFC 6749 section 4.1.2).
+   */
+  redeemOAuthCode(
+    hash: string,
+    clientId: string,
+    token: { id: string; hash: string; label: string },
+    now: number,
+  ): Promise<CodeRedemption>;
+  /** Deletes codes that expired before `codesBefore` and clients registered before `unusedClientsBefore` never used. */
+  purgeOAuth(cutoffs: { readonly codesBefore: number; readonly unusedClientsBefore: number }): Promise<void>;
 }

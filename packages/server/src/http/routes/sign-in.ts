@@ -13,12 +13,16 @@ import type { Account } from '../../domain/types.js';
 import type { IdentityProvider } from '../../identity/index.js';
 import { SignInError } from '../../identity/provider.js';
 import type { TypedApp } from '../app.js';
+import { OAUTH_APPROVAL_PATH } from '../oauth-provider.js';
 import { type PageOptions, refusePage, servicePage, showPage } from '../page-reply.js';
 import { continuePage, localSignInPage, outcomePage } from '../pages/verify.js';
 import { CONSOLE_SESSION, type SessionPayload, SIGN_IN, VERIFY_SESSION, type WebSessions } from '../web-session.js';
 
-/** Where a sign-in goes on to: the device request being approved, or a console page. */
-export type SignInTarget = { readonly userCode: string } | { readonly console: string };
+/**
+ * Where a sign-in goes on to: the device request being approved, an OAuth client's request being approved (its
+ * signed form, oauth-approval.ts), or a console page.
+ */
+export type SignInTarget = { readonly userCode: string } | { readonly oauth: string } | { readonly console: string };
 
 /** The signed payload of the sign-in cookie: what the provider's answer is checked against, and where to go on. */
 interface SignInPayload {
@@ -128,7 +132,10 @@ function providerCallback(deps: SignInDeps): Handler {
     reply.header('set-cookie', [deps.sessions.set(VERIFY_SESSION, session), deps.sessions.clear(SIGN_IN)]);
     // A page that navigates on, rather than a redirect: after the provider's cross-site redirect, a same-site
     // navigation is needed for the SameSite=Strict session cookie to be sent.
-    const next = `/verify?code=${encodeURIComponent(formatUserCode(target.userCode))}`;
+    const next =
+      'oauth' in target
+        ? `${OAUTH_APPROVAL_PATH}?request=${encodeURIComponent(target.oauth)}`
+        : `/verify?code=${encodeURIComponent(formatUserCode(target.userCode))}`;
     return showPage(reply, continuePage(next), PAGE);
   };
 }

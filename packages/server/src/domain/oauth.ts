@@ -1,0 +1,225 @@
+/**
+ * OAuth for remote MCP clients, the domain's part (docs/api.md, "Remote MCP and OAuth"): which clients may register
+ * (RFC 7591) and which redirect URIs they may name, the one-time codes a human's approval issues, their exchange
+ * for an `hd_` token labelled with the client's name, and the per-address budget of the unauthenticated endpoints.
+ * The protocol's messages and checks (PKCE S256, parameter validation, error shapes) are the MCP SDK's
+ * (http/oauth-provider.ts). Refusals are `OAuthRefusal`s carrying the RFC's error code.
+ */
+import type { Limits } from '../config.js';
+import type { Store } from '../storage/store.js';
+import { MAX_TOKEN_LABEL_CHARS } from './accounts.js';
+import { clientGroup } from './client-address.js';
+import type { Clock } from './clock.js';
+import { newApiToken, type RandomInt, randomBase62, sha256Hex, tokenIdFromHash } from './ids.js';
+import { hitWindow, type RateCounter } from './rate-counter.js';
+import type { OAuthClient, OAuthCodeRecord } from './types.js';
+
+/** How long an approval's code may wait for its exchange. */
+export const CODE_TTL_MS = 5 * 60_000;
+/** How long an authorization request may wait on the approval page (sign-in included). */
+export const AUTHORIZATION_TTL_MS = 10 * 60_000;
+/** A client nobody approved within this time after registering is deleted by the purge. */
+export const UNUSED_CLIENT_MS = 24 * 3_600_000;
+/** An exchanged or expired code is kept this long, so that a replay is recognised and revokes its token. */
+export const CODE_RETENTION_MS = 24 * 3_600_000;
+export const MAX_REDIRECT_URIS = 10;
+export const MAX_REDIRECT_URI_CHARS = 2_000;
+/** The label of a client's tokens when it gave no name. */
+export const UNNAMED_CLIENT = 'MCP client';
+
+/** A refusal in OAuth's terms: `error` is the RFC's code (invalid_redirect_uri, invalid_grant, ...). */
+export class OAuthRefusal extends Error {
+  override readonly name = 'OAuthRefusal';
+  constructor(
+    readonly error: string,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+export interface OAuthDeps {
+  readonly store: Store;
+  readonly clock: Clock;
+  readonly counter: RateCounter;
+  readonly limits: Limits;
+  readonly random?: RandomInt;
+}
+
+const LOOPBACK_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]']);
+/** Schemes that are never a place to send a code: they run, show or read something locally. */
+const FORBIDDEN_SCHEMES = new Set(['javascript:', 'data:', 'file:', 'blob:', 'about:', 'vbscript:', 'filesystem:']);
+
+/**
+ * Why a redirect URI cannot be registered, or undefined: https anywhere; http only to a loopback host (a native
+ * client's local listener, RFC 8252 section 7.3); or a private-use scheme (`cursor://...`, RFC 8252 section 7.1).
+ * Never a fragment, never a scheme that would run or show something locally.
+ */
+export function redirectUriProblem(uri: string): string | undefined {
+  if (uri.length > MAX_REDIRECT_URI_CHARS) return `a redirect URI has at most ${MAX_REDIRECT_URI_CHARS} characters`;
+  let url: URL;
+  try {
+    url = new URL(uri);
+  } catch {
+    return `${uri} is not an absolute URI`;
+  }
+  if (url.hash !== '' || uri.includes('#')) return `${uri} has a fragment`;
+  if (FORBIDDEN_SCHEMES.has(url.protocol)) return `${url.protocol} URIs cannot be redirect URIs`;
+  if (url.protocol === 'http:' && !LOOPBACK_HOSTS.has(url.hostname)) {
+    return `${uri}: http is allowed only to localhost, 127.0.0.1 or [::1]; use https`;
+  }
+  return undefined;
+}
+
+/** Strips control characters and cuts the client's self-declared name to a token label's length. */
+export function clientName(raw: unknown): string {
+  if (typeof raw !== 'string') return UNNAMED_CLIENT;
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what is removed
+  const clean = raw.replace(/[\u0000-\u001f\u007f-\u009f]/g, ' ').trim();
+  return [...clean].slice(0, MAX_TOKEN_LABEL_CHARS).join('').trim() || UNNAMED_CLIENT;
+}
+
+/** The metadata a registration may set: what the answer echoes. `client_secret` and keys are never kept. */
+export interface ClientRegistration {
+  readonly redirectUris: readonly string[];
+  readonly clientName?: string | undefined;
+  readonly grantTypes?: readonly string[] | undefined;
+  readonly responseTypes?: readonly string[] | undefined;
+  readonly scope?: string | undefined;
+  readonly softwareId?: string | undefined;
+  readonly softwareVersion?: string | undefined;
+}
+
+/** Free-text metadata kept only up to this many characters. */
+const cut = (value: string) => value.slice(0, 200);
+
+/**
+ * Registers a client (RFC 7591) under a new id (`hdc_` and 32 base62 characters). Every client is public: whatever authentication method it asked for, it is
+ * registered with `none` and proves each exchange with PKCE, so no secret exists to be stored or leaked.
+ */
+export async function registerClient(deps: OAuthDeps, registration: ClientRegistration): Promise<OAuthClient> {
+  const uris = registration.redirectUris;
+  if (uris.length === 0 || uris.length > MAX_REDIRECT_URIS) {
+    throw new OAuthRefusal('invalid_redirect_uri', `give 1 to ${MAX_REDIRECT_URIS} redirect URIs`);
+  }
+  for (const uri of uris) {
+    const problem = redirectUriProblem(uri);
+    if (problem !== undefined) throw new OAuthRefusal('invalid_redirect_uri', problem);
+  }
+  if (registration.grantTypes !== undefined && !registration.grantTypes.includes('authorization_code')) {
+    throw new OAuthRefusal('invalid_client_metadata', 'grant_types must include authorization_code');
+  }
+  if (registration.responseTypes !== undefined && !registration.responseTypes.includes('code')) {
+    throw new OAuthRefusal('invalid_client_metadata', 'response_types must include code');
+  }
+  const name = clientName(registration.clientName);
+  const id = `hdc_${randomBase62(32, deps.random)}`;
+  const now = deps.clock.now();
+  const extras = {
+    ...(registration.scope === undefined ? {} : { scope: cut(registration.scope) }),
+    ...(registration.softwareId === undefined ? {} : { software_id: cut(registration.softwareId) }),
+    ...(registration.softwareVersion === undefined ? {} : { software_version: cut(registration.softwareVersion) }),
+  };
+  const client: OAuthClient = {
+    id,
+    name,
+    redirectUris: [...uris],
+    metadata: {
+      client_id: id,
+      client_id_issued_at: Math.floor(now / 1000),
+      client_name: name,
+      redirect_uris: [...uris],
+      grant_types: ['authorization_code'],
+      response_types: ['code'],
+      token_endpoint_auth_method: 'none',
+      ...extras,
+    },
+    createdAt: now,
+  };
+  await deps.store.registerOAuthClient(client);
+  return client;
+}
+
+/** What a human approved: the client, the account, and the request's PKCE challenge, redirect URI and resource. */
+export interface Approval {
+  readonly clientId: string;
+  readonly accountId: string;
+  readonly codeChallenge: string;
+  readonly redirectUri: string;
+  readonly resource: string | null;
+}
+
+/** Issues the one-time code of an approval; only its hash is stored. */
+export async function issueCode(deps: OAuthDeps, approval: Approval): Promise<string> {
+  const code = randomBase62(43, deps.random);
+  const now = deps.clock.now();
+  await deps.store.createOAuthCode({ hash: sha256Hex(code), ...approval, now, expiresAt: now + CODE_TTL_MS });
+  return code;
+}
+
+/**
+ * The unexpired code of this client, else an invalid_grant refusal. A used one is still answered (its challenge is
+ * checked first), so that its replay reaches `exchangeCode`, which refuses it and revokes the token it issued.
+ */
+export async function liveCode(deps: OAuthDeps, clientId: string, code: string): Promise<OAuthCodeRecord> {
+  const found = await deps.store.findOAuthCode(sha256Hex(code));
+  if (found === undefined || found.clientId !== clientId) {
+    throw new OAuthRefusal('invalid_grant', 'unknown authorization code');
+  }
+  if (found.expiresAt <= deps.clock.now()) throw new OAuthRefusal('invalid_grant', 'the authorization code expired');
+  return found;
+}
+
+/**
+ * Exchanges a code (its PKCE verifier already checked against `liveCode`'s challenge) for a new `hd_` token,
+ * labelled with the client's name. The redirect URI, when given, must be the one the code was issued for. A second
+ * exchange of one code fails, and revokes the token the first one issued (RFC 6749 section 4.1.2).
+ */
+export async function exchangeCode(
+  deps: OAuthDeps,
+  client: Pick<OAuthClient, 'id' | 'name'>,
+  code: string,
+  redirectUri: string | undefined,
+): Promise<string> {
+  const found = await liveCode(deps, client.id, code);
+  if (redirectUri !== undefined && redirectUri !== found.redirectUri) {
+    throw new OAuthRefusal('invalid_grant', 'redirect_uri is not the one the code was issued for');
+  }
+  const token = newApiToken(deps.random);
+  const hash = sha256Hex(token);
+  const label = clientName(client.name);
+  const redeemed = await deps.store.redeemOAuthCode(
+    sha256Hex(code),
+    client.id,
+    { id: tokenIdFromHash(hash), hash, label },
+    deps.clock.now(),
+  );
+  if (redeemed.kind !== 'issued') throw new OAuthRefusal('invalid_grant', 'the authorization code was already used');
+  return token;
+}
+
+/**
+ * The budget of the unauthenticated OAuth endpoints (registration, token exchange), per client address and per
+ * minute: `maxAuthStartsPerMinute` each, as for device-flow starts. Returns the seconds to wait, or undefined.
+ */
+export async function throttleOAuth(
+  deps: OAuthDeps,
+  endpoint: 'register' | 'token',
+  clientAddress: string,
+): Promise<number | undefined> {
+  const name = `oauth-${endpoint}:${clientGroup(clientAddress)}`;
+  const { retryAfterSeconds } = await hitWindow(
+    deps.counter,
+    name,
+    deps.limits.maxAuthStartsPerMinute,
+    60_000,
+    deps.clock.now(),
+  );
+  return retryAfterSeconds;
+}
+
+/** Deletes expired codes past their retention and clients nobody approved within a day. */
+export function purgeOAuth(deps: Pick<OAuthDeps, 'store' | 'clock'>): Promise<void> {
+  const now = deps.clock.now();
+  return deps.store.purgeOAuth({ codesBefore: now - CODE_RETENTION_MS, unusedClientsBefore: now - UNUSED_CLIENT_MS });
+}

@@ -1,0 +1,145 @@
+/**
+ * OAuth for remote MCP clients (docs/api.md, "Remote MCP and OAuth"): the metadata documents (RFC 9728 protected
+ * resource, RFC 8414 authorization server), and the MCP SDK's own handlers for authorization (code with PKCE S256),
+ * token exchange and dynamic client registration (RFC 7591), mounted in a small Express app that this plugin hands
+ * the raw request to. Before a request reaches them the service adds what the SDK leaves open: an exact match of
+ * the redirect URI (no loopback port relaxation) and a per-address budget on the unauthenticated endpoints. The
+ * human's approval is /verify/oauth (oauth-approval.ts).
+ */
+import { authorizationHandler } from '@modelcontextprotocol/sdk/server/auth/handlers/authorize.js';
+import { clientRegistrationHandler } from '@modelcontextprotocol/sdk/server/auth/handlers/register.js';
+import { tokenHandler } from '@modelcontextprotocol/sdk/server/auth/handlers/token.js';
+import type { OAuthMetadata, OAuthProtectedResourceMetadata } from '@modelcontextprotocol/sdk/shared/auth.js';
+import express from 'express';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { Config } from '../../config.js';
+import { type OAuthDeps, throttleOAuth } from '../../domain/oauth.js';
+import type { TypedApp } from '../app.js';
+import { MCP_PATH, RESOURCE_METADATA_PATH, resourceOf } from '../bearer-challenge.js';
+import { createOAuthProvider } from '../oauth-provider.js';
+import type { Signer } from '../signed-cookie.js';
+
+export const OAUTH_PATHS = {
+  authorize: '/oauth/authorize',
+  token: '/oauth/token',
+  register: '/oauth/register',
+} as const;
+
+/** RFC 8414 section 2: what this authorization server supports, at /.well-known/oauth-authorization-server. */
+export function authorizationServerMetadata(baseUrl: string): OAuthMetadata {
+  return {
+    issuer: baseUrl,
+    authorization_endpoint: `${baseUrl}${OAUTH_PATHS.authorize}`,
+    token_endpoint: `${baseUrl}${OAUTH_PATHS.token}`,
+    registration_endpoint: `${baseUrl}${OAUTH_PATHS.register}`,
+    response_types_supported: ['code'],
+    response_modes_supported: ['query'],
+    grant_types_supported: ['authorization_code'],
+    code_challenge_methods_supported: ['S256'],
+    token_endpoint_auth_methods_supported: ['none'],
+    service_documentation: `${baseUrl}/llms.txt`,
+    authorization_response_iss_parameter_supported: true,
+  };
+}
+
+/** RFC 9728 section 2: the protected resource at `path` (the MCP endpoint, or the service). */
+function resourceMetadata(baseUrl: string, path: string): OAuthProtectedResourceMetadata {
+  return {
+    resource: resourceOf(baseUrl, path).resource,
+    authorization_servers: [baseUrl],
+    bearer_methods_supported: ['header'],
+    resource_name: 'htmldrop',
+    resource_documentation: `${baseUrl}/llms.txt`,
+  };
+}
+
+/** An OAuth error answer (RFC 6749 section 5.2) from this plugin's own checks. */
+function oauthError(reply: FastifyReply, status: number, error: string, description: string): FastifyReply {
+  return reply
+    .code(status)
+    .header('cache-control', 'no-store')
+    .type('application/json; charset=utf-8')
+    .send({ error, error_description: description });
+}
+
+const queryField = (request: FastifyRequest, name: string) => {
+  const value = (request.query as Record<string, unknown>)[name];
+  return typeof value === 'string' ? value : undefined;
+};
+
+/** The SDK's handlers as one Express app; its failures (a malformed body) answer in OAuth's shape, never a stack. */
+function sdkHandlers(provider: ReturnType<typeof createOAuthProvider>) {
+  const handlers = express();
+  handlers.disable('x-powered-by');
+  handlers.use(OAUTH_PATHS.authorize, authorizationHandler({ provider, rateLimit: false }));
+  handlers.use(OAUTH_PATHS.token, tokenHandler({ provider, rateLimit: false }));
+  handlers.use(
+    OAUTH_PATHS.register,
+    clientRegistrationHandler({ clientsStore: provider.clientsStore, rateLimit: false }),
+  );
+  handlers.use((error: { status?: number }, _request: express.Request, response: express.Response, _next: unknown) => {
+    const status = typeof error.status === 'number' && error.status >= 400 && error.status < 500 ? error.status : 400;
+    response.status(status).json({ error: 'invalid_request', error_description: 'The request body is malformed.' });
+  });
+  return handlers;
+}
+
+export interface OAuthRouteDeps {
+  readonly config: Config;
+  readonly oauth: OAuthDeps;
+  readonly signer: Signer;
+}
+
+export async function oauthRoutes(app: TypedApp, { config, oauth, signer }: OAuthRouteDeps): Promise<void> {
+  const { baseUrl } = config;
+  const provider = createOAuthProvider({ oauth, signer, baseUrl });
+  const handlers = sdkHandlers(provider);
+  const metadata = (document: object) => async (_request: FastifyRequest, reply: FastifyReply) =>
+    reply.header('access-control-allow-origin', '*').header('cache-control', 'public, max-age=300').send(document);
+  const hide = { schema: { hide: true } };
+  app.get('/.well-known/oauth-authorization-server', hide, metadata(authorizationServerMetadata(baseUrl)));
+  app.get(RESOURCE_METADATA_PATH, hide, metadata(resourceMetadata(baseUrl, '/')));
+  app.get(`${RESOURCE_METADATA_PATH}${MCP_PATH}`, hide, metadata(resourceMetadata(baseUrl, MCP_PATH)));
+
+  app.register(async (scope) => {
+    // The SDK's handlers read the body themselves (urlencoded or JSON, 100 KB at most): Fastify leaves it unread.
+    scope.removeAllContentTypeParsers();
+    scope.addContentTypeParser('*', (_request, _payload, done) => done(null, undefined));
+    const handOver = async (request: FastifyRequest, reply: FastifyReply) => {
+      reply.hijack();
+      handlers(request.raw as express.Request, reply.raw as express.Response);
+    };
+    scope.get(OAUTH_PATHS.authorize, hide, async (request, reply) => {
+      // The SDK would let a loopback redirect URI differ in its port (RFC 8252 section 7.3); ours match exactly.
+      const clientId = queryField(request, 'client_id');
+      const redirectUri = queryField(request, 'redirect_uri');
+      if (clientId !== undefined && redirectUri !== undefined) {
+        const client = clientId.length > 64 ? undefined : await oauth.store.findOAuthClient(clientId);
+        if (client !== undefined && !client.redirectUris.includes(redirectUri)) {
+          return oauthError(reply, 400, 'invalid_request', 'Unregistered redirect_uri');
+        }
+      }
+      return handOver(request, reply);
+    });
+    for (const [path, endpoint] of [
+      [OAUTH_PATHS.token, 'token'],
+      [OAUTH_PATHS.register, 'register'],
+    ] as const) {
+      scope.route({
+        method: ['POST', 'OPTIONS'],
+        url: path,
+        ...hide,
+        handler: async (request, reply) => {
+          if (request.method === 'POST') {
+            const wait = await throttleOAuth(oauth, endpoint, request.ip);
+            if (wait !== undefined) {
+              reply.header('retry-after', String(wait));
+              return oauthError(reply, 429, 'too_many_requests', `Too many requests: retry in ${wait} s.`);
+            }
+          }
+          return handOver(request, reply);
+        },
+      });
+    }
+  });
+}
