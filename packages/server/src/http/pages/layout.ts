@@ -7,8 +7,8 @@ export function escapeHtml(text: string): string {
   return text.replace(/[&<>"']/g, (c) => ESCAPES[c] ?? c);
 }
 
-const STYLE = `:root{color-scheme:light dark;--fg:#1d2430;--muted:#5b6675;--bg:#f6f7f9;--card:#fff;--accent:#3758f9}
-@media (prefers-color-scheme:dark){:root{--fg:#e7eaf0;--muted:#9aa4b2;--bg:#0f1217;--card:#181c23;--accent:#8aa0ff}}
+const STYLE = `:root{color-scheme:light dark;--fg:#1d2430;--muted:#5b6675;--bg:#f6f7f9;--card:#fff;--accent:#3758f9;--on-accent:#fff}
+@media (prefers-color-scheme:dark){:root{--fg:#e7eaf0;--muted:#9aa4b2;--bg:#0f1217;--card:#181c23;--accent:#8aa0ff;--on-accent:#0f1217}}
 *{box-sizing:border-box}body{margin:0;min-height:100vh;display:grid;place-items:center;background:var(--bg);color:var(--fg);
 font:16px/1.5 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;padding:24px}
 main{max-width:480px;width:100%;background:var(--card);border-radius:14px;padding:28px;box-shadow:0 1px 3px rgba(0,0,0,.08)}
@@ -20,7 +20,7 @@ form{margin:0}.row{display:flex;gap:10px;flex-wrap:wrap}
 input[type=text],input[type=password]{width:100%;font:inherit;padding:10px 12px;border-radius:8px;border:1px solid #c9ced6;
 background:var(--card);color:var(--fg);margin:4px 0 12px}
 button,.button{font:600 .95rem/1 system-ui,sans-serif;padding:11px 18px;border-radius:8px;border:1px solid transparent;cursor:pointer;
-text-decoration:none;display:inline-block}.primary{background:var(--accent);color:#fff}
+text-decoration:none;display:inline-block}.primary{background:var(--accent);color:var(--on-accent)}
 .secondary{background:transparent;color:var(--fg);border-color:#c9ced6}.link{background:none;border:0;padding:0;color:var(--accent);font-weight:400}
 .err{color:#b42318;background:#fef3f2;border-radius:8px;padding:8px 12px}.small{font-size:.85rem}`;
 
