@@ -18,6 +18,14 @@ describe('GET /api/onboard', () => {
     expect(reply.text).toContain('Authorization: Bearer');
   });
 
+  it('shows the remote MCP URL with one-line adds, and the Markdown copy', async () => {
+    const reply = await h.call('GET', '/api/onboard');
+    expect(reply.text).toContain('claude mcp add --transport http htmldrop http://drops.test/mcp');
+    expect(reply.text).toContain('gemini mcp add --transport http htmldrop http://drops.test/mcp');
+    expect(reply.text).toContain(`code --add-mcp '{"name":"htmldrop","type":"http","url":"http://drops.test/mcp"}'`);
+    expect(reply.text).toContain('curl http://drops.test/p/<slug>.md');
+  });
+
   it('answers JSON with instructions and public_url for Accept: application/json', async () => {
     const reply = await h.call('GET', '/api/onboard', { headers: { accept: 'application/json' } });
     expect(reply.status).toBe(200);
@@ -34,6 +42,12 @@ describe('agent discovery files', () => {
     const reply = await h.call('GET', '/.well-known/agent-card.json');
     expect(reply.status).toBe(200);
     expect(reply.json).toMatchObject({ schema_version: '1', name: 'htmldrop', url: 'http://drops.test' });
+    expect(reply.json.mcp).toMatchObject({ url: 'http://drops.test/mcp', transport: 'streamable-http' });
+    expect(reply.json.mcp.tools).toContain('publish');
+    expect(reply.json.authentication.oauth.authorization_server_metadata).toBe(
+      'http://drops.test/.well-known/oauth-authorization-server',
+    );
+    expect(reply.json.capabilities.map((c: { path: string }) => c.path)).toContain('/p/{slug}.md');
   });
 
   it('serves /llms.txt', async () => {
@@ -41,6 +55,8 @@ describe('agent discovery files', () => {
     expect(reply.status).toBe(200);
     expect(reply.headers['content-type']).toMatch(/^text\/plain/);
     expect(reply.text).toMatch(/^# htmldrop/);
+    expect(reply.text).toContain('Remote MCP: http://drops.test/mcp');
+    expect(reply.text).toContain('GET http://drops.test/p/<slug>.md');
   });
 });
 

@@ -33,14 +33,24 @@ If your shell cannot wait for the human, run \`htmldrop login --no-wait\` (print
 and later \`htmldrop login --poll-token <token>\`. Output is JSON when stdout is not a terminal; exit codes:
 0 ok, 2 bad input, 3 authentication, 4 not found, 5 limits, 6 service unreachable, 7 conflict.
 
-MCP clients: the service also hands out its MCP server (stdio; tools publish with upsert by tags, update, list,
-get, delete, diff, restore, get_feedback, resolve_comment, get_stats). Sign in once with the CLI above (the MCP
-server reads the same token), then register it, e.g. with Claude Code:
+MCP clients: connect to the remote MCP endpoint **${b}/mcp** (Streamable HTTP; tools publish with upsert by tags,
+update, list, get, delete, diff, restore, get_feedback, resolve_comment, get_stats). A client that speaks OAuth
+signs its human in on first use (it opens a browser page to approve it); any other sends
+\`Authorization: Bearer hd_...\` (a token from the CLI or step 1). One line per client:
 
-    claude mcp add htmldrop -e HTMLDROP_SERVER=${b} -- npx --yes --package=${b}/mcp/htmldrop-mcp.tgz htmldrop-mcp
+    claude mcp add --transport http htmldrop ${b}/mcp                # Claude Code
+    gemini mcp add --transport http htmldrop ${b}/mcp                # Gemini CLI
+    code --add-mcp '{"name":"htmldrop","type":"http","url":"${b}/mcp"}'   # VS Code
+    claude mcp add --transport http htmldrop ${b}/mcp --header "Authorization: Bearer hd_..."
+                                                     # with a token instead of OAuth
 
-Other MCP clients: command \`npx\`, args \`["--yes", "--package=${b}/mcp/htmldrop-mcp.tgz", "htmldrop-mcp"]\`,
-env \`{"HTMLDROP_SERVER": "${b}"}\`.
+Cursor, Windsurf and others: \`{"mcpServers": {"htmldrop": {"url": "${b}/mcp"}}}\`. Claude and ChatGPT in the
+browser: add a custom connector with that URL. For a local process instead (stdio, the CLI's token):
+\`npx --yes --package=${b}/mcp/htmldrop-mcp.tgz htmldrop-mcp\` with env \`{"HTMLDROP_SERVER": "${b}"}\`.
+
+Reading a drop: \`curl ${b}/p/<slug>.md\` (or \`Accept: text/markdown\` on the drop's URL) answers its title,
+description, version, the document as Markdown and the version's context; a locked drop needs its passcode first
+(or the owner's token).
 
 Everything below is the same protocol with curl.`;
 }
@@ -224,7 +234,9 @@ export function llmsTxt(config: Config): string {
 
 ## Fastest path
 - CLI: \`npx --yes --package=${b}/cli/htmldrop.tgz htmldrop login\`, then \`... htmldrop publish report.html --title Report\` (set HTMLDROP_SERVER=${b}).
-- MCP: \`npx --yes --package=${b}/mcp/htmldrop-mcp.tgz htmldrop-mcp\` (stdio; env HTMLDROP_SERVER=${b}; sign in with the CLI first) exposes publish, update, list, get, delete, diff, restore, get_feedback, resolve_comment and get_stats.
+- Remote MCP: ${b}/mcp (Streamable HTTP; OAuth 2.1 with dynamic client registration, or Authorization: Bearer hd_...), e.g. \`claude mcp add --transport http htmldrop ${b}/mcp\`. Tools: publish, update, list, get, delete, diff, restore, get_feedback, resolve_comment and get_stats.
+- Local MCP (stdio): \`npx --yes --package=${b}/mcp/htmldrop-mcp.tgz htmldrop-mcp\` (env HTMLDROP_SERVER=${b}; sign in with the CLI first).
+- Read a drop as Markdown: GET ${b}/p/<slug>.md, or its URL with Accept: text/markdown.
 - curl: follow ${b}/api/onboard.
 
 ## Key rules
@@ -239,6 +251,20 @@ export function llmsTxt(config: Config): string {
 - Errors are {"error":{"code","message","details"}}; on 429 wait Retry-After seconds.
 `;
 }
+
+/** The tools of the MCP server, remote and stdio alike. */
+const MCP_TOOLS = [
+  'publish',
+  'update',
+  'list',
+  'get',
+  'delete',
+  'diff',
+  'restore',
+  'get_feedback',
+  'resolve_comment',
+  'get_stats',
+] as const;
 
 /** What an agent can do, one entry per endpoint it is likely to need. */
 function agentCapabilities() {
@@ -289,6 +315,13 @@ function agentCapabilities() {
       path: '/api/drops/{slug}/stats',
       description: 'Read receipts: views, distinct viewers, first and last view.',
     },
+    {
+      id: 'read_markdown',
+      method: 'GET',
+      path: '/p/{slug}.md',
+      description:
+        "Any drop as Markdown: title, description, version, the document's text and the version's context (also Accept: text/markdown on /p/{slug}).",
+    },
   ];
 }
 
@@ -313,6 +346,17 @@ export function agentCard(config: Config) {
         poll: { method: 'GET', path: '/api/auth/poll?token={poll_token}' },
         human_step: 'open verification_url and approve the code',
       },
+      oauth: {
+        protected_resource_metadata: `${b}/.well-known/oauth-protected-resource/mcp`,
+        authorization_server_metadata: `${b}/.well-known/oauth-authorization-server`,
+        flow: 'authorization_code with PKCE S256, dynamic client registration; the access token is an hd_ token',
+      },
+    },
+    mcp: {
+      url: `${b}/mcp`,
+      transport: 'streamable-http',
+      authentication: ['oauth2', 'bearer'],
+      tools: MCP_TOOLS,
     },
     capabilities: agentCapabilities(),
     limits: {
