@@ -79,115 +79,134 @@ interface WorkerRunner {
   close(): Promise<void>;
 }
 
+/** The worker's limits: heap, and how long one conversion may take. */
+interface WorkerLimits {
+  readonly timeoutMs: number;
+  readonly maxHeapMb: number;
+  readonly maxQueued: number;
+}
+
 /** One worker, started on first use and after each termination; one conversion at a time, the rest queued. */
-function createWorkerRunner(url: URL, timeoutMs: number, maxHeapMb: number, maxQueued: number): WorkerRunner {
-  const queue: Job[] = [];
-  let worker: Worker | undefined;
-  let ready = false;
-  let current: { job: Job; timer: NodeJS.Timeout; startedAt: number } | undefined;
-  let startupTimer: NodeJS.Timeout | undefined;
-  let nextId = 1;
-  let closed = false;
+class ConverterWorker implements WorkerRunner {
+  readonly #queue: Job[] = [];
+  #worker: Worker | undefined;
+  #ready = false;
+  #current: { job: Job; timer: NodeJS.Timeout; startedAt: number } | undefined;
+  #startupTimer: NodeJS.Timeout | undefined;
+  #nextId = 1;
+  #closed = false;
+
+  constructor(
+    private readonly url: URL,
+    private readonly limits: WorkerLimits,
+  ) {}
+
+  run(html: string): Promise<Outcome> {
+    if (this.#closed) return Promise.resolve({ kind: 'busy', detail: 'closed' });
+    if (this.#queue.length >= this.limits.maxQueued) return Promise.resolve({ kind: 'busy', detail: 'queue full' });
+    return new Promise<Outcome>((settle) => {
+      this.#queue.push({ id: this.#nextId++, html, settle });
+      this.#pump();
+    });
+  }
+
+  async close(): Promise<void> {
+    this.#closed = true;
+    await this.#discard({ kind: 'busy', detail: 'closed' }, { kind: 'busy', detail: 'closed' });
+  }
 
   /**
    * Ends the current worker; the current job (if any) settles with `outcome`, the queue with `queued` if given.
    * Resolves once the thread has stopped.
    */
-  function discard(outcome: Outcome | undefined, queued?: Outcome): Promise<unknown> {
-    const ending = worker;
-    worker = undefined;
-    ready = false;
-    clearTimeout(startupTimer);
-    if (current !== undefined) {
-      clearTimeout(current.timer);
-      const { job } = current;
-      current = undefined;
+  #discard(outcome: Outcome | undefined, queued?: Outcome): Promise<unknown> {
+    const ending = this.#worker;
+    this.#worker = undefined;
+    this.#ready = false;
+    clearTimeout(this.#startupTimer);
+    if (this.#current !== undefined) {
+      clearTimeout(this.#current.timer);
+      const { job } = this.#current;
+      this.#current = undefined;
       if (outcome !== undefined) job.settle(outcome);
     }
-    if (queued !== undefined) for (const job of queue.splice(0)) job.settle(queued);
+    if (queued !== undefined) for (const job of this.#queue.splice(0)) job.settle(queued);
     ending?.removeAllListeners();
     ending?.on('error', () => undefined); // a late error of a terminated worker is of no interest
     return ending?.terminate() ?? Promise.resolve();
   }
 
-  function start(): void {
-    const started = new Worker(url, {
-      resourceLimits: { maxOldGenerationSizeMb: maxHeapMb, maxYoungGenerationSizeMb: 32, stackSizeMb: 4 },
+  #start(): void {
+    const started = new Worker(this.url, {
+      resourceLimits: { maxOldGenerationSizeMb: this.limits.maxHeapMb, maxYoungGenerationSizeMb: 32, stackSizeMb: 4 },
     });
-    worker = started;
-    startupTimer = setTimeout(() => {
-      if (worker === started) void discard(undefined, { kind: 'busy', detail: 'worker did not start' });
+    this.#worker = started;
+    this.#startupTimer = setTimeout(() => {
+      if (this.#worker === started) void this.#discard(undefined, { kind: 'busy', detail: 'worker did not start' });
     }, STARTUP_TIMEOUT_MS);
-    startupTimer.unref();
+    this.#startupTimer.unref();
     started.on('message', (message: WorkerMessage) => {
-      if (worker !== started) return;
-      if (message.type === 'ready') {
-        ready = true;
-        clearTimeout(startupTimer);
-        pump();
-        return;
-      }
-      if (current === undefined || current.job.id !== message.id) return;
-      const { job, timer, startedAt } = current;
-      clearTimeout(timer);
-      current = undefined;
-      job.settle(
-        message.type === 'done'
-          ? { kind: 'converted', markdown: message.markdown, ms: performance.now() - startedAt }
-          : { kind: 'failed', detail: message.error },
-      );
-      pump();
+      if (this.#worker === started) this.#received(message);
     });
     started.on('error', (error: Error & { code?: string }) => {
-      if (worker !== started) return;
+      if (this.#worker !== started) return;
       const detail = error.code === 'ERR_WORKER_OUT_OF_MEMORY' ? 'heap limit reached' : error.message;
-      // Before `ready` the worker itself is broken (its script missing, say): nothing queued can run now.
-      const queued: Outcome | undefined = ready ? undefined : { kind: 'busy', detail: `worker failed: ${detail}` };
-      void discard({ kind: 'failed', detail }, queued);
-      pump();
+      this.#lost(detail, `worker failed: ${detail}`);
     });
     started.on('exit', (code) => {
-      if (worker !== started) return;
-      const queued: Outcome | undefined = ready ? undefined : { kind: 'busy', detail: `worker exited (${code})` };
-      void discard({ kind: 'failed', detail: `worker exited (${code})` }, queued);
-      pump();
+      if (this.#worker === started) this.#lost(`worker exited (${code})`, `worker exited (${code})`);
     });
+  }
+
+  /** The worker is ready, or answered the current job. */
+  #received(message: WorkerMessage): void {
+    if (message.type === 'ready') {
+      this.#ready = true;
+      clearTimeout(this.#startupTimer);
+      this.#pump();
+      return;
+    }
+    if (this.#current === undefined || this.#current.job.id !== message.id) return;
+    const { job, timer, startedAt } = this.#current;
+    clearTimeout(timer);
+    this.#current = undefined;
+    job.settle(
+      message.type === 'done'
+        ? { kind: 'converted', markdown: message.markdown, ms: performance.now() - startedAt }
+        : { kind: 'failed', detail: message.error },
+    );
+    this.#pump();
+  }
+
+  /**
+   * The worker failed or exited: the current job fails; before `ready` the worker itself is broken (its script
+   * missing, say), so nothing queued can run now either.
+   */
+  #lost(detail: string, queuedDetail: string): void {
+    const queued: Outcome | undefined = this.#ready ? undefined : { kind: 'busy', detail: queuedDetail };
+    void this.#discard({ kind: 'failed', detail }, queued);
+    this.#pump();
   }
 
   /** Starts the next conversion if the worker is free; a worker at work (or awaited) keeps the process alive. */
-  function pump(): void {
-    dispatch();
-    if (current !== undefined || queue.length > 0) worker?.ref();
-    else worker?.unref(); // an idle converter never keeps the process alive
+  #pump(): void {
+    this.#dispatch();
+    if (this.#current !== undefined || this.#queue.length > 0) this.#worker?.ref();
+    else this.#worker?.unref(); // an idle converter never keeps the process alive
   }
 
-  function dispatch(): void {
-    if (closed || current !== undefined || queue.length === 0) return;
-    if (worker === undefined) start();
-    if (!ready || worker === undefined) return;
-    const job = queue.shift() as Job;
+  #dispatch(): void {
+    if (this.#closed || this.#current !== undefined || this.#queue.length === 0) return;
+    if (this.#worker === undefined) this.#start();
+    if (!this.#ready || this.#worker === undefined) return;
+    const job = this.#queue.shift() as Job;
     const timer = setTimeout(() => {
-      void discard({ kind: 'timeout', detail: `over ${timeoutMs} ms` });
-      pump();
-    }, timeoutMs);
-    current = { job, timer, startedAt: performance.now() };
-    worker.postMessage({ id: job.id, html: job.html } satisfies ConvertRequest);
+      void this.#discard({ kind: 'timeout', detail: `over ${this.limits.timeoutMs} ms` });
+      this.#pump();
+    }, this.limits.timeoutMs);
+    this.#current = { job, timer, startedAt: performance.now() };
+    this.#worker.postMessage({ id: job.id, html: job.html } satisfies ConvertRequest);
   }
-
-  return {
-    run(html) {
-      if (closed) return Promise.resolve({ kind: 'busy', detail: 'closed' });
-      if (queue.length >= maxQueued) return Promise.resolve({ kind: 'busy', detail: 'queue full' });
-      return new Promise<Outcome>((settle) => {
-        queue.push({ id: nextId++, html, settle });
-        pump();
-      });
-    },
-    async close() {
-      closed = true;
-      await discard({ kind: 'busy', detail: 'closed' }, { kind: 'busy', detail: 'closed' });
-    },
-  };
 }
 
 /** A least-recently-used map bounded by the total length of its values. */
@@ -220,12 +239,11 @@ function createTextCache(maxChars: number) {
 }
 
 export function createMarkdownCopies(options: MarkdownCopyOptions = {}): MarkdownCopies {
-  const runner = createWorkerRunner(
-    options.workerUrl ?? MARKDOWN_WORKER_URL,
-    options.timeoutMs ?? MARKDOWN_TIMEOUT_MS,
-    options.maxHeapMb ?? MARKDOWN_HEAP_MB,
-    options.maxQueued ?? 8,
-  );
+  const runner = new ConverterWorker(options.workerUrl ?? MARKDOWN_WORKER_URL, {
+    timeoutMs: options.timeoutMs ?? MARKDOWN_TIMEOUT_MS,
+    maxHeapMb: options.maxHeapMb ?? MARKDOWN_HEAP_MB,
+    maxQueued: options.maxQueued ?? 8,
+  });
   const cache = createTextCache(options.cacheChars ?? 16 * 1_048_576);
   const inFlight = new Map<string, Promise<DocumentText>>();
 

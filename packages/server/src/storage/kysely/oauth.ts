@@ -40,29 +40,7 @@ export function oauthStore(db: Kysely<Database>): OAuthStore {
       const row = await db.selectFrom('oauth_clients').selectAll().where('id', '=', id).executeTakeFirst();
       return row === undefined ? undefined : toClient(row);
     },
-    createOAuthCode: (code) =>
-      inTransaction<void, never>(db, async (trx) => {
-        await trx
-          .insertInto('oauth_codes')
-          .values({
-            hash: code.hash,
-            client_id: code.clientId,
-            account_id: code.accountId,
-            code_challenge: code.codeChallenge,
-            redirect_uri: code.redirectUri,
-            resource: code.resource,
-            created_at: code.now,
-            expires_at: code.expiresAt,
-            used_at: null,
-            token_id: null,
-          })
-          .execute();
-        await trx
-          .updateTable('oauth_clients')
-          .set({ last_used_at: code.now })
-          .where('id', '=', code.clientId)
-          .execute();
-      }),
+    createOAuthCode: createOAuthCode(db),
     async findOAuthCode(hash) {
       const row = await db.selectFrom('oauth_codes').selectAll().where('hash', '=', hash).executeTakeFirst();
       if (row === undefined) return undefined;
@@ -76,50 +54,7 @@ export function oauthStore(db: Kysely<Database>): OAuthStore {
         usedAt: row.used_at === null ? null : Number(row.used_at),
       };
     },
-    redeemOAuthCode: (hash, clientId, token, now) =>
-      inTransaction<CodeRedemption, never>(db, async (trx) => {
-        const won = await trx
-          .updateTable('oauth_codes')
-          .set({ used_at: now, token_id: token.id })
-          .where('hash', '=', hash)
-          .where('client_id', '=', clientId)
-          .where('used_at', 'is', null)
-          .where('expires_at', '>', now)
-          .returning('account_id')
-          .executeTakeFirst();
-        if (won !== undefined) {
-          await trx
-            .insertInto('tokens')
-            .values({
-              id: token.id,
-              hash: token.hash,
-              account_id: won.account_id,
-              label: token.label,
-              created_at: now,
-              last_used_at: null,
-              revoked_at: null,
-            })
-            .execute();
-          return { kind: 'issued', accountId: won.account_id };
-        }
-        const used = await trx
-          .selectFrom('oauth_codes')
-          .select('token_id')
-          .where('hash', '=', hash)
-          .where('client_id', '=', clientId)
-          .where('used_at', 'is not', null)
-          .executeTakeFirst();
-        if (used === undefined) return { kind: 'invalid' };
-        if (used.token_id !== null) {
-          await trx
-            .updateTable('tokens')
-            .set({ revoked_at: now })
-            .where('id', '=', used.token_id)
-            .where('revoked_at', 'is', null)
-            .execute();
-        }
-        return { kind: 'replayed' };
-      }),
+    redeemOAuthCode: redeemOAuthCode(db),
     async purgeOAuth({ codesBefore, unusedClientsBefore }) {
       await db.deleteFrom('oauth_codes').where('expires_at', '<', codesBefore).execute();
       await db
@@ -129,4 +64,73 @@ export function oauthStore(db: Kysely<Database>): OAuthStore {
         .execute();
     },
   };
+}
+
+function createOAuthCode(db: Kysely<Database>): Store['createOAuthCode'] {
+  return (code) =>
+    inTransaction<void, never>(db, async (trx) => {
+      await trx
+        .insertInto('oauth_codes')
+        .values({
+          hash: code.hash,
+          client_id: code.clientId,
+          account_id: code.accountId,
+          code_challenge: code.codeChallenge,
+          redirect_uri: code.redirectUri,
+          resource: code.resource,
+          created_at: code.now,
+          expires_at: code.expiresAt,
+          used_at: null,
+          token_id: null,
+        })
+        .execute();
+      await trx.updateTable('oauth_clients').set({ last_used_at: code.now }).where('id', '=', code.clientId).execute();
+    });
+}
+
+function redeemOAuthCode(db: Kysely<Database>): Store['redeemOAuthCode'] {
+  return (hash, clientId, token, now) =>
+    inTransaction<CodeRedemption, never>(db, async (trx) => {
+      const won = await trx
+        .updateTable('oauth_codes')
+        .set({ used_at: now, token_id: token.id })
+        .where('hash', '=', hash)
+        .where('client_id', '=', clientId)
+        .where('used_at', 'is', null)
+        .where('expires_at', '>', now)
+        .returning('account_id')
+        .executeTakeFirst();
+      if (won !== undefined) {
+        await trx
+          .insertInto('tokens')
+          .values({
+            id: token.id,
+            hash: token.hash,
+            account_id: won.account_id,
+            label: token.label,
+            created_at: now,
+            last_used_at: null,
+            revoked_at: null,
+          })
+          .execute();
+        return { kind: 'issued', accountId: won.account_id };
+      }
+      const used = await trx
+        .selectFrom('oauth_codes')
+        .select('token_id')
+        .where('hash', '=', hash)
+        .where('client_id', '=', clientId)
+        .where('used_at', 'is not', null)
+        .executeTakeFirst();
+      if (used === undefined) return { kind: 'invalid' };
+      if (used.token_id !== null) {
+        await trx
+          .updateTable('tokens')
+          .set({ revoked_at: now })
+          .where('id', '=', used.token_id)
+          .where('revoked_at', 'is', null)
+          .execute();
+      }
+      return { kind: 'replayed' };
+    });
 }
