@@ -187,13 +187,20 @@ describe('the remote MCP endpoint with a bearer token', () => {
     await expect(connect(doomed)).rejects.toThrow(/401|invalid_token/i);
   });
 
-  it('keeps no sessions: GET and DELETE are 405; preflight is open', async () => {
+  it('keeps no sessions: GET and DELETE are 405; a batch is bounded; preflight is open', async () => {
     const auth = { authorization: `Bearer ${alice}` };
     for (const method of ['GET', 'DELETE']) {
       const response = await fetch(`${base}/mcp`, { method, headers: auth });
       expect(response.status, method).toBe(405);
       expect(response.headers.get('allow')).toBe('POST');
     }
+    const batch = Array.from({ length: 11 }, (_, id) => ({ jsonrpc: '2.0', id, method: 'tools/list' }));
+    const tooMany = await fetch(`${base}/mcp`, {
+      method: 'POST',
+      headers: { ...auth, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+      body: JSON.stringify(batch),
+    });
+    expect(tooMany.status).toBe(400);
     const preflight = await fetch(`${base}/mcp`, { method: 'OPTIONS', headers: { origin: 'https://app.example' } });
     expect(preflight.status).toBe(204);
     expect(preflight.headers.get('access-control-allow-headers')).toContain('authorization');
@@ -237,10 +244,16 @@ describe('dynamic client registration', () => {
     ['a javascript: URI', 'javascript:alert(1)', 'invalid_client_metadata'],
     ['a fragment', 'https://agent.example/cb#x', 'invalid_redirect_uri'],
     ['a data: URI', 'data:text/html,hi', 'invalid_client_metadata'],
+    ['a host that would end a CSP directive', 'https://x;sandbox/cb', 'invalid_redirect_uri'],
   ])('refuses %s', async (_name, uri, code) => {
     const { status, json } = await register({ client_name: 'Bad', redirect_uris: [uri] });
     expect(status).toBe(400);
     expect([code, 'invalid_redirect_uri']).toContain(json.error);
+  });
+
+  it('keeps no control or format characters of the client name', async () => {
+    const { json } = await register({ client_name: 'Good\u202eevil\u200b\u0007', redirect_uris: [REDIRECT] });
+    expect(json.client_name).toBe('Good evil');
   });
 
   it('answers a malformed body in OAuth shape, never a stack trace', async () => {
@@ -296,9 +309,14 @@ describe('the authorization code with PKCE', () => {
     expect(foreign.json.error).toBe('invalid_grant');
   });
 
-  it('refuses an unregistered redirect URI without redirecting (even the same loopback host on another port)', async () => {
+  it('refuses an unregistered redirect URI without redirecting', async () => {
     const { json: client } = await register({ client_name: 'Exact', redirect_uris: [REDIRECT] });
-    for (const uri of ['http://127.0.0.1:44444/callback', 'https://evil.example/cb', `${REDIRECT}/more`]) {
+    for (const uri of [
+      'http://localhost:33333/callback',
+      'https://evil.example/cb',
+      `${REDIRECT}/more`,
+      `${REDIRECT}?x=1`,
+    ]) {
       const response = await fetch(authorizeUrl(String(client.client_id), pkce().challenge, { redirect_uri: uri }), {
         redirect: 'manual',
       });
@@ -307,32 +325,55 @@ describe('the authorization code with PKCE', () => {
     }
   });
 
-  it('sends a missing or plain PKCE challenge back as an error, and denial as access_denied', async () => {
-    const { json: client } = await register({ client_name: 'Plain', redirect_uris: [REDIRECT] });
-    const id = String(client.client_id);
-    const url = new URL(authorizeUrl(id, 'x'));
-    url.searchParams.delete('code_challenge');
-    const missing = await fetch(url, { redirect: 'manual' });
-    expect(missing.status).toBe(302);
-    expect(new URL(missing.headers.get('location') ?? '').searchParams.get('error')).toBe('invalid_request');
-    const plain = await fetch(authorizeUrl(id, pkce().verifier, { code_challenge_method: 'plain' }), {
-      redirect: 'manual',
-    });
-    expect(new URL(plain.headers.get('location') ?? '').searchParams.get('error')).toBe('invalid_request');
-    const denied = await approveOAuthAsHuman(authorizeUrl(id, pkce().challenge), 'alice', { decision: 'deny' });
-    expect(denied.searchParams.get('error')).toBe('access_denied');
-    expect(denied.searchParams.get('code')).toBeNull();
+  it('lets a loopback redirect URI differ only in its port, and binds the code to the exact one', async () => {
+    const { json: client } = await register({ client_name: 'Native', redirect_uris: [REDIRECT] });
+    const clientId = String(client.client_id);
+    const other = 'http://127.0.0.1:44444/callback';
+    const { verifier, challenge } = pkce();
+    const back = await approveOAuthAsHuman(authorizeUrl(clientId, challenge, { redirect_uri: other }), 'alice');
+    expect(`${back.origin}${back.pathname}`).toBe(other);
+    const code = back.searchParams.get('code') ?? '';
+    const registered = await exchange({ client_id: clientId, code, code_verifier: verifier });
+    expect(registered.json.error).toBe('invalid_grant');
+    const exact = await exchange({ client_id: clientId, code, code_verifier: verifier, redirect_uri: other });
+    expect(exact.status, JSON.stringify(exact.json)).toBe(200);
   });
 
-  it('refuses a resource other than this service', async () => {
-    const { json: client } = await register({ client_name: 'Elsewhere', redirect_uris: [REDIRECT] });
-    const response = await fetch(
-      authorizeUrl(String(client.client_id), pkce().challenge, { resource: 'https://other.example/mcp' }),
-      {
-        redirect: 'manual',
-      },
-    );
-    expect(new URL(response.headers.get('location') ?? '').searchParams.get('error')).toBe('invalid_target');
+  it('answers every other refusal to the browser, never by a redirect (no open redirector)', async () => {
+    const phish = 'https://phish.example/';
+    const { json: client } = await register({ client_name: 'Phish', redirect_uris: [phish] });
+    const id = String(client.client_id);
+    const cases: Array<[string, Record<string, string>, string[], string]> = [
+      ['no response_type', {}, ['response_type'], 'unsupported_response_type'],
+      ['no challenge', {}, ['code_challenge'], 'invalid_request'],
+      ['a plain challenge', { code_challenge_method: 'plain' }, [], 'invalid_request'],
+      ['a control character in state', { state: 'a\u0001b' }, [], 'invalid_request'],
+      ['a state of 501 characters', { state: 'x'.repeat(501) }, [], 'invalid_request'],
+      ['another resource', { resource: 'https://other.example/mcp' }, [], 'invalid_target'],
+      ['an unknown client', { client_id: 'hdc_unknown' }, [], 'invalid_client'],
+    ];
+    for (const [name, extra, without, error] of cases) {
+      const url = new URL(authorizeUrl(id, pkce().challenge, { redirect_uri: phish, ...extra }));
+      for (const key of without) url.searchParams.delete(key);
+      const response = await fetch(url, { redirect: 'manual' });
+      expect(response.status, name).toBe(400);
+      expect(response.headers.get('location'), name).toBeNull();
+      expect(((await response.json()) as { error: string }).error, name).toBe(error);
+    }
+    const twice = new URL(authorizeUrl(id, pkce().challenge, { redirect_uri: phish }));
+    twice.searchParams.append('redirect_uri', 'http://127.0.0.1:6666/cb');
+    expect((await fetch(twice, { redirect: 'manual' })).status).toBe(400);
+  });
+
+  it('sends a denial back as access_denied, with state and iss', async () => {
+    const { json: client } = await register({ client_name: 'Denied', redirect_uris: [REDIRECT] });
+    const denied = await approveOAuthAsHuman(authorizeUrl(String(client.client_id), pkce().challenge), 'alice', {
+      decision: 'deny',
+    });
+    expect(denied.searchParams.get('error')).toBe('access_denied');
+    expect(denied.searchParams.get('state')).toBe('st-1');
+    expect(denied.searchParams.get('iss')).toBe(base);
+    expect(denied.searchParams.get('code')).toBeNull();
   });
 });
 
@@ -399,6 +440,28 @@ describe('another instance', () => {
     } finally {
       await other.close();
       await store.close();
+    }
+  });
+});
+
+describe('the budget of the unauthenticated endpoints', () => {
+  it('refuses registrations past the hourly budget of an address with 429 and Retry-After', async () => {
+    const tight = await serveOnLoopback({ limits: { maxAuthStartsPerMinute: 2 } });
+    try {
+      const attempt = () =>
+        fetch(`${tight.base}/oauth/register`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ client_name: 'Flood', redirect_uris: [REDIRECT] }),
+        });
+      expect((await attempt()).status).toBe(201);
+      expect((await attempt()).status).toBe(201);
+      const refused = await attempt();
+      expect(refused.status).toBe(429);
+      expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(0);
+      expect(((await refused.json()) as { error: string }).error).toBe('too_many_requests');
+    } finally {
+      await tight.h.close();
     }
   });
 });

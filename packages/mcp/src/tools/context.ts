@@ -109,6 +109,8 @@ export interface HostedToolOptions {
   readonly client: HtmlDropClient;
   /** Serializes upserts in the service's process (one `createUpsertLock()` for all requests). */
   readonly upsertLock: NonNullable<UpsertOptions['serialize']>;
+  /** Who calls (the account): upserts are serialized per caller, so that others never wait on them. */
+  readonly caller: string;
 }
 
 /** An in-process lock per name: each run starts when the previous one of that name has settled. */
@@ -131,7 +133,7 @@ export function createUpsertLock(): NonNullable<UpsertOptions['serialize']> {
  * The tools' context on the service's remote endpoint: every call uses the caller's token; the document comes only
  * as `html` (a `file` there would be a path on the service's own machine: refused).
  */
-export function createHostedToolContext({ client, upsertLock }: HostedToolOptions): ToolContext {
+export function createHostedToolContext({ client, upsertLock, caller }: HostedToolOptions): ToolContext {
   return {
     async guarded(run) {
       try {
@@ -148,6 +150,6 @@ export function createHostedToolContext({ client, upsertLock }: HostedToolOption
       return checkedDocument(input.html, 'The document');
     },
     document: documentInput(false),
-    upsert: { serialize: upsertLock },
+    upsert: { serialize: (name, run) => upsertLock(`${caller}:${name}`, run) },
   };
 }

@@ -23,7 +23,9 @@ export const UNUSED_CLIENT_MS = 24 * 3_600_000;
 /** An exchanged or expired code is kept this long, so that a replay is recognised and revokes its token. */
 export const CODE_RETENTION_MS = 24 * 3_600_000;
 export const MAX_REDIRECT_URIS = 10;
-export const MAX_REDIRECT_URI_CHARS = 2_000;
+export const MAX_REDIRECT_URI_CHARS = 1_000;
+/** Client ids are `hdc_` and 32 base62 characters; a longer one is not looked up. */
+export const MAX_CLIENT_ID_CHARS = 64;
 /** The label of a client's tokens when it gave no name. */
 export const UNNAMED_CLIENT = 'MCP client';
 
@@ -68,14 +70,52 @@ export function redirectUriProblem(uri: string): string | undefined {
   if (url.protocol === 'http:' && !LOOPBACK_HOSTS.has(url.hostname)) {
     return `${uri}: http is allowed only to localhost, 127.0.0.1 or [::1]; use https`;
   }
+  const web = url.protocol === 'http:' || url.protocol === 'https:';
+  if (web && url.hostname !== '[::1]' && !/^[a-z0-9.-]+$/.test(url.hostname)) {
+    return `${uri}: a host name of letters, digits, dots and hyphens only`;
+  }
   return undefined;
 }
 
-/** Strips control characters and cuts the client's self-declared name to a token label's length. */
+/**
+ * Which registered redirect URI `requested` names (OAuth 2.1 section 2.3.1): one of them character for character,
+ * or, for a loopback one (`http://127.0.0.1`, `[::1]` or `localhost`), the same but for the port, which a native
+ * client chooses when it listens (RFC 8252 section 7.3). The port is returned when it differs.
+ */
+export function matchRedirectUri(
+  registered: readonly string[],
+  requested: string,
+): { readonly index: number; readonly port?: string } | undefined {
+  const exact = registered.indexOf(requested);
+  if (exact >= 0) return { index: exact };
+  let url: URL;
+  try {
+    url = new URL(requested);
+  } catch {
+    return undefined;
+  }
+  if (url.protocol !== 'http:' || !LOOPBACK_HOSTS.has(url.hostname)) return undefined;
+  const index = registered.findIndex((_, i) => redirectUriAt(registered, i, url.port) === requested);
+  return index < 0 ? undefined : { index, port: url.port };
+}
+
+/** The redirect URI `matchRedirectUri` found: the registered one, with the requested port for a loopback one. */
+export function redirectUriAt(registered: readonly string[], index: number, port?: string): string | undefined {
+  const uri = registered[index];
+  if (uri === undefined || port === undefined) return uri;
+  const url = new URL(uri);
+  if (url.protocol !== 'http:' || !LOOPBACK_HOSTS.has(url.hostname)) return undefined;
+  url.port = port;
+  return url.href;
+}
+
+/**
+ * Strips control and format characters (bidirectional overrides, zero-width marks) and cuts the client's
+ * self-declared name to a token label's length.
+ */
 export function clientName(raw: unknown): string {
   if (typeof raw !== 'string') return UNNAMED_CLIENT;
-  // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what is removed
-  const clean = raw.replace(/[\u0000-\u001f\u007f-\u009f]/g, ' ').trim();
+  const clean = raw.replace(/[\p{Cc}\p{Cf}]/gu, ' ').trim();
   return [...clean].slice(0, MAX_TOKEN_LABEL_CHARS).join('').trim() || UNNAMED_CLIENT;
 }
 
@@ -172,18 +212,22 @@ export async function liveCode(deps: OAuthDeps, clientId: string, code: string):
 
 /**
  * Exchanges a code (its PKCE verifier already checked against `liveCode`'s challenge) for a new `hd_` token,
- * labelled with the client's name. The redirect URI, when given, must be the one the code was issued for. A second
+ * labelled with the client's name. The redirect URI and the resource, when sent, must be those the code was issued
+ * for (RFC 6749 section 4.1.3, RFC 8707 section 2.2). A second
  * exchange of one code fails, and revokes the token the first one issued (RFC 6749 section 4.1.2).
  */
 export async function exchangeCode(
   deps: OAuthDeps,
   client: Pick<OAuthClient, 'id' | 'name'>,
   code: string,
-  redirectUri: string | undefined,
+  sent: { readonly redirectUri: string | undefined; readonly resource: string | undefined },
 ): Promise<string> {
   const found = await liveCode(deps, client.id, code);
-  if (redirectUri !== undefined && redirectUri !== found.redirectUri) {
+  if (sent.redirectUri !== undefined && sent.redirectUri !== found.redirectUri) {
     throw new OAuthRefusal('invalid_grant', 'redirect_uri is not the one the code was issued for');
+  }
+  if (sent.resource !== undefined && found.resource !== null && sent.resource !== found.resource) {
+    throw new OAuthRefusal('invalid_target', 'resource is not the one the code was issued for');
   }
   const token = newApiToken(deps.random);
   const hash = sha256Hex(token);
@@ -199,8 +243,9 @@ export async function exchangeCode(
 }
 
 /**
- * The budget of the unauthenticated OAuth endpoints (registration, token exchange), per client address and per
- * minute: `maxAuthStartsPerMinute` each, as for device-flow starts. Returns the seconds to wait, or undefined.
+ * The budget of the unauthenticated OAuth endpoints, per client address: `maxAuthStartsPerMinute` (20) token
+ * requests a minute, as for device-flow starts, and as many registrations an hour (a client registers once).
+ * Returns the seconds to wait, or undefined.
  */
 export async function throttleOAuth(
   deps: OAuthDeps,
@@ -208,11 +253,12 @@ export async function throttleOAuth(
   clientAddress: string,
 ): Promise<number | undefined> {
   const name = `oauth-${endpoint}:${clientGroup(clientAddress)}`;
+  const windowMs = endpoint === 'register' ? 3_600_000 : 60_000;
   const { retryAfterSeconds } = await hitWindow(
     deps.counter,
     name,
     deps.limits.maxAuthStartsPerMinute,
-    60_000,
+    windowMs,
     deps.clock.now(),
   );
   return retryAfterSeconds;

@@ -46,21 +46,28 @@ export function refusePage(
   return writePage(reply, status, html, { ...options, retryAfterSeconds });
 }
 
-const SERVICE_CSP =
-  "default-src 'none'; style-src 'unsafe-inline'; img-src 'self' data:; form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
+/** The service pages' CSP, directive by directive. */
+const SERVICE_CSP: Readonly<Record<string, string>> = {
+  'default-src': "'none'",
+  'style-src': "'unsafe-inline'",
+  'img-src': "'self' data:",
+  'form-action': "'self'",
+  'frame-ancestors': "'none'",
+  'base-uri': "'none'",
+};
 
 /**
  * The service's own pages (/verify, sign-in, the console, the landing page): not frameable, posting only to
  * themselves, and running script only with the page's nonce. `same-origin` referrers: with `no-referrer`, Chromium
  * sends `Origin: null` on our own form posts and the Origin check fails. `alsoPostsTo`: CSP sources a form's answer
- * may redirect to.
+ * may redirect to (form-action also governs the redirects after a post).
  */
 export function servicePage(nonce?: string, alsoPostsTo: readonly string[] = []): PageOptions {
-  // form-action also governs the redirects after a post: an approval that sends the browser on names its target.
-  const base =
-    alsoPostsTo.length === 0
-      ? SERVICE_CSP
-      : SERVICE_CSP.replace("form-action 'self'", `form-action 'self' ${alsoPostsTo.join(' ')}`);
-  const csp = nonce === undefined ? base : `${base}; script-src 'nonce-${nonce}'`;
+  const directives: Record<string, string> = { ...SERVICE_CSP };
+  if (alsoPostsTo.length > 0) directives['form-action'] = `'self' ${alsoPostsTo.join(' ')}`;
+  if (nonce !== undefined) directives['script-src'] = `'nonce-${nonce}'`;
+  const csp = Object.entries(directives)
+    .map(([name, value]) => `${name} ${value}`)
+    .join('; ');
   return { headers: { 'content-security-policy': csp, 'x-frame-options': 'DENY' }, referrerPolicy: 'same-origin' };
 }

@@ -18,6 +18,7 @@ import type { FastifyReply, FastifyRequest, InjectOptions } from 'fastify';
 import type { Config } from '../../config.js';
 import type { TypedApp } from '../app.js';
 import { MCP_CORS, MCP_PATH } from '../bearer-challenge.js';
+import { callerOf } from '../caller.js';
 
 /** Runs a request through this app in process (Fastify's `inject`). */
 export type Injector = (options: InjectOptions) => Promise<{
@@ -48,6 +49,12 @@ function injectFetch(inject: Injector, remoteAddress: string): typeof fetch {
   };
 }
 
+/**
+ * JSON-RPC messages per POST: a batch (protocol versions before 2025-06-18) becomes that many concurrent API calls
+ * on one connection, so it is bounded.
+ */
+const MAX_BATCH = 10;
+
 export interface McpRouteDeps {
   readonly config: Config;
   readonly inject: Injector;
@@ -59,6 +66,13 @@ export async function mcpRoutes(app: TypedApp, { config, inject }: McpRouteDeps)
 
   /** POST /mcp: one JSON-RPC message (or batch), answered as the transport chooses (JSON or an SSE stream). */
   async function post(request: FastifyRequest, reply: FastifyReply) {
+    if (Array.isArray(request.body) && request.body.length > MAX_BATCH) {
+      const message = `A batch has at most ${MAX_BATCH} messages.`;
+      return reply
+        .code(400)
+        .headers(MCP_CORS)
+        .send({ jsonrpc: '2.0', error: { code: -32600, message }, id: null });
+    }
     const token = (request.headers.authorization ?? '').replace(/^Bearer\s+/i, '').trim();
     const client = new HtmlDropClient({
       server: config.baseUrl,
@@ -66,7 +80,8 @@ export async function mcpRoutes(app: TypedApp, { config, inject }: McpRouteDeps)
       fetch: injectFetch(inject, request.ip),
       maxRetries: 0,
     });
-    const mcp = createMcpServer(createHostedToolContext({ client, upsertLock }));
+    const caller = callerOf(request).account.id;
+    const mcp = createMcpServer(createHostedToolContext({ client, upsertLock, caller }));
     const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined });
     reply.hijack();
     for (const [name, value] of Object.entries(MCP_CORS)) reply.raw.setHeader(name, value);

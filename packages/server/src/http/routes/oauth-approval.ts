@@ -9,7 +9,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Config } from '../../config.js';
 import type { AccountDeps } from '../../domain/accounts.js';
-import { issueCode, type OAuthDeps } from '../../domain/oauth.js';
+import { issueCode, type OAuthDeps, redirectUriAt } from '../../domain/oauth.js';
 import type { OAuthClient } from '../../domain/types.js';
 import type { IdentityProvider } from '../../identity/index.js';
 import type { TypedApp } from '../app.js';
@@ -40,17 +40,20 @@ type Handler = (request: FastifyRequest, reply: FastifyReply) => Promise<Fastify
 
 const PAGE = servicePage();
 
-/** The CSP source a redirect URI's answer goes to: its origin, or its private-use scheme (`cursor:`). */
+/**
+ * The CSP source a redirect URI's answer goes to: its origin when that is a plain host source, else its scheme
+ * (`cursor:`, or `http:` for `[::1]`, which CSP cannot name as a host). Never anything that could end the directive.
+ */
 function redirectSource(uri: string): string {
   const url = new URL(uri);
-  return url.protocol === 'http:' || url.protocol === 'https:' ? url.origin : url.protocol;
+  return /^https?:\/\/[a-z0-9.-]+(?::\d+)?$/.test(url.origin) ? url.origin : url.protocol;
 }
 
 async function pendingOf(a: ApprovalContext, signed: string): Promise<Pending> {
   const request = a.signer.verify<AuthorizationRequest>(AUTHORIZATION_PURPOSE, signed);
   if (request === undefined) return { refused: 'expired' };
   const client = await a.oauth.store.findOAuthClient(request.c);
-  const redirectUri = client?.redirectUris[request.i];
+  const redirectUri = client === undefined ? undefined : redirectUriAt(client.redirectUris, request.i, request.p);
   if (client === undefined || redirectUri === undefined) return { refused: 'unknown_client' };
   return { request, signed, client, redirectUri };
 }

@@ -2,9 +2,10 @@
  * OAuth for remote MCP clients (docs/api.md, "Remote MCP and OAuth"): the metadata documents (RFC 9728 protected
  * resource, RFC 8414 authorization server), and the MCP SDK's own handlers for authorization (code with PKCE S256),
  * token exchange and dynamic client registration (RFC 7591), mounted in a small Express app that this plugin hands
- * the raw request to. Before a request reaches them the service adds what the SDK leaves open: an exact match of
- * the redirect URI (no loopback port relaxation) and a per-address budget on the unauthenticated endpoints. The
- * human's approval is /verify/oauth (oauth-approval.ts).
+ * the raw request to. Before a request reaches them the service checks what the SDK leaves open: every parameter
+ * of an authorization request (so that no refusal becomes a redirect; oauth-provider.ts, `authorizationProblem`)
+ * and a per-address budget on the unauthenticated endpoints. The human's approval is /verify/oauth
+ * (oauth-approval.ts).
  */
 import { authorizationHandler } from '@modelcontextprotocol/sdk/server/auth/handlers/authorize.js';
 import { clientRegistrationHandler } from '@modelcontextprotocol/sdk/server/auth/handlers/register.js';
@@ -13,10 +14,10 @@ import type { OAuthMetadata, OAuthProtectedResourceMetadata } from '@modelcontex
 import express from 'express';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Config } from '../../config.js';
-import { type OAuthDeps, throttleOAuth } from '../../domain/oauth.js';
+import { MAX_CLIENT_ID_CHARS, type OAuthDeps, throttleOAuth } from '../../domain/oauth.js';
 import type { TypedApp } from '../app.js';
 import { MCP_PATH, RESOURCE_METADATA_PATH, resourceOf } from '../bearer-challenge.js';
-import { createOAuthProvider } from '../oauth-provider.js';
+import { authorizationProblem, createOAuthProvider } from '../oauth-provider.js';
 import type { Signer } from '../signed-cookie.js';
 
 export const OAUTH_PATHS = {
@@ -58,14 +59,10 @@ function oauthError(reply: FastifyReply, status: number, error: string, descript
   return reply
     .code(status)
     .header('cache-control', 'no-store')
+    .header('access-control-allow-origin', '*')
     .type('application/json; charset=utf-8')
     .send({ error, error_description: description });
 }
-
-const queryField = (request: FastifyRequest, name: string) => {
-  const value = (request.query as Record<string, unknown>)[name];
-  return typeof value === 'string' ? value : undefined;
-};
 
 /** The SDK's handlers as one Express app; its failures (a malformed body) answer in OAuth's shape, never a stack. */
 function sdkHandlers(provider: ReturnType<typeof createOAuthProvider>) {
@@ -79,7 +76,9 @@ function sdkHandlers(provider: ReturnType<typeof createOAuthProvider>) {
   );
   handlers.use((error: { status?: number }, _request: express.Request, response: express.Response, _next: unknown) => {
     const status = typeof error.status === 'number' && error.status >= 400 && error.status < 500 ? error.status : 400;
-    response.status(status).json({ error: 'invalid_request', error_description: 'The request body is malformed.' });
+    const description = status === 413 ? 'The request body is too large.' : 'The request body is malformed.';
+    response.status(status).setHeader('cache-control', 'no-store');
+    response.json({ error: 'invalid_request', error_description: description });
   });
   return handlers;
 }
@@ -97,9 +96,22 @@ export async function oauthRoutes(app: TypedApp, { config, oauth, signer }: OAut
   const metadata = (document: object) => async (_request: FastifyRequest, reply: FastifyReply) =>
     reply.header('access-control-allow-origin', '*').header('cache-control', 'public, max-age=300').send(document);
   const hide = { schema: { hide: true } };
-  app.get('/.well-known/oauth-authorization-server', hide, metadata(authorizationServerMetadata(baseUrl)));
-  app.get(RESOURCE_METADATA_PATH, hide, metadata(resourceMetadata(baseUrl, '/')));
-  app.get(`${RESOURCE_METADATA_PATH}${MCP_PATH}`, hide, metadata(resourceMetadata(baseUrl, MCP_PATH)));
+  const documents: Array<[string, object]> = [
+    ['/.well-known/oauth-authorization-server', authorizationServerMetadata(baseUrl)],
+    [RESOURCE_METADATA_PATH, resourceMetadata(baseUrl, '/')],
+    [`${RESOURCE_METADATA_PATH}${MCP_PATH}`, resourceMetadata(baseUrl, MCP_PATH)],
+  ];
+  for (const [path, document] of documents) {
+    app.get(path, hide, metadata(document));
+    // A browser-based client's preflight (the SDK sends MCP-Protocol-Version with its discovery requests).
+    app.options(path, hide, async (_request, reply) =>
+      reply
+        .code(204)
+        .header('access-control-allow-origin', '*')
+        .header('access-control-allow-headers', 'mcp-protocol-version')
+        .send(),
+    );
+  }
 
   app.register(async (scope) => {
     // The SDK's handlers read the body themselves (urlencoded or JSON, 100 KB at most): Fastify leaves it unread.
@@ -110,15 +122,14 @@ export async function oauthRoutes(app: TypedApp, { config, oauth, signer }: OAut
       handlers(request.raw as express.Request, reply.raw as express.Response);
     };
     scope.get(OAUTH_PATHS.authorize, hide, async (request, reply) => {
-      // The SDK would let a loopback redirect URI differ in its port (RFC 8252 section 7.3); ours match exactly.
-      const clientId = queryField(request, 'client_id');
-      const redirectUri = queryField(request, 'redirect_uri');
-      if (clientId !== undefined && redirectUri !== undefined) {
-        const client = clientId.length > 64 ? undefined : await oauth.store.findOAuthClient(clientId);
-        if (client !== undefined && !client.redirectUris.includes(redirectUri)) {
-          return oauthError(reply, 400, 'invalid_request', 'Unregistered redirect_uri');
-        }
-      }
+      const query = request.query as Record<string, unknown>;
+      const clientId = query.client_id;
+      const client =
+        typeof clientId === 'string' && clientId.length <= MAX_CLIENT_ID_CHARS
+          ? await oauth.store.findOAuthClient(clientId)
+          : undefined;
+      const refused = authorizationProblem(baseUrl, query, client);
+      if (refused !== undefined) return oauthError(reply, 400, refused.error, refused.description);
       return handOver(request, reply);
     });
     for (const [path, endpoint] of [
