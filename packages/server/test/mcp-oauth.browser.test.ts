@@ -17,8 +17,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { axeViolations, blocking, describeViolations } from './axe.js';
 import { launchBrowser, screenshotPath } from './browser.js';
 import { createHarness, page as documentOf, type Harness } from './helpers.js';
-import { DEFAULT_OIDC_USER, type OidcTestProvider, startOidcProvider } from './oidc-provider.js';
-import { freePort } from './process.js';
+import { DEFAULT_OIDC_USER, type OidcTestProvider } from './oidc-provider.js';
+import { serveWithOidcProvider } from './served.js';
 
 let h: Harness;
 let op: OidcTestProvider;
@@ -30,19 +30,7 @@ let redirectUri: string;
 const arrivals: URL[] = [];
 
 beforeAll(async () => {
-  const port = await freePort();
-  base = `http://127.0.0.1:${port}`;
-  op = await startOidcProvider({ redirectUris: [`${base}/verify/callback`], host: 'localhost' });
-  h = await createHarness({
-    env: {
-      HTMLDROP_BASE_URL: base,
-      HTMLDROP_AUTH_PROVIDER: 'oidc',
-      HTMLDROP_OIDC_ISSUER: op.issuer,
-      HTMLDROP_OIDC_CLIENT_ID: op.clientId,
-      HTMLDROP_OIDC_CLIENT_SECRET: op.clientSecret,
-    },
-  });
-  await h.app.listen({ port, host: '127.0.0.1' });
+  ({ h, base, op } = await serveWithOidcProvider());
   listener = http.createServer((request, response) => {
     const arrived = new URL(request.url ?? '/', redirectUri);
     // Only the callback: Chromium also asks this origin for its favicon.

@@ -8,9 +8,9 @@ import type { Browser, BrowserContext } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { launchBrowser, screenshotPath } from './browser.js';
 import { expectTokenOnce, pollFlow, type StartedFlow, startFlow } from './device-api.js';
-import { createHarness, type Harness } from './helpers.js';
-import { DEFAULT_OIDC_USER, type OidcTestProvider, startOidcProvider } from './oidc-provider.js';
-import { freePort } from './process.js';
+import type { Harness } from './helpers.js';
+import { DEFAULT_OIDC_USER, type OidcTestProvider } from './oidc-provider.js';
+import { serveWithOidcProvider } from './served.js';
 
 let h: Harness;
 let op: OidcTestProvider;
@@ -18,19 +18,7 @@ let browser: Browser;
 let base: string;
 
 beforeAll(async () => {
-  const port = await freePort();
-  base = `http://127.0.0.1:${port}`;
-  op = await startOidcProvider({ redirectUris: [`${base}/verify/callback`], host: 'localhost' });
-  h = await createHarness({
-    env: {
-      HTMLDROP_BASE_URL: base,
-      HTMLDROP_AUTH_PROVIDER: 'oidc',
-      HTMLDROP_OIDC_ISSUER: op.issuer,
-      HTMLDROP_OIDC_CLIENT_ID: op.clientId,
-      HTMLDROP_OIDC_CLIENT_SECRET: op.clientSecret,
-    },
-  });
-  await h.app.listen({ port, host: '127.0.0.1' });
+  ({ h, base, op } = await serveWithOidcProvider());
   browser = await launchBrowser();
 });
 afterAll(async () => {
