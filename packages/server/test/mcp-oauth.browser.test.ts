@@ -90,6 +90,7 @@ async function signInToApproval(page: Page, url: URL): Promise<void> {
   expect(page.url()).toMatch(`${base}/verify/oauth?request=`);
   expect(await page.locator('#client-name').textContent()).toBe('Browser Test Agent');
   expect(await page.locator('#redirect-uri').textContent()).toBe(redirectUri);
+  await page.screenshot({ path: screenshotPath('oauth-sign-in') });
   await Promise.all([page.waitForURL(`${op.issuer}/interaction/**`), page.locator('#sign-in').click()]);
   await page.locator('#username').fill(DEFAULT_OIDC_USER.preferredUsername);
   await page.locator('#provider-login').click();
