@@ -49,10 +49,26 @@ export interface DropsTable {
 export interface VersionsTable {
   slug: string;
   version: number;
-  html: string;
+  /** The stored body (bodies.hash) holding the version's HTML (migration 0010). */
+  body_hash: string;
   size_bytes: number;
   context: string | null;
   created_at: number;
+}
+
+/**
+ * Version bodies, stored once per distinct content (migration 0010; docs/decisions/0027-compressed-deduplicated-bodies.md).
+ */
+export interface BodiesTable {
+  /** SHA-256 of the UTF-8 HTML, lowercase hex. */
+  hash: string;
+  /** How `data` is encoded: `gzip`. */
+  codec: string;
+  data: Buffer;
+  /** Length of the UTF-8 HTML. */
+  size_bytes: number;
+  /** How many versions use this body; the row is deleted when it reaches zero. */
+  refs: number;
 }
 
 export interface RateWindowsTable {
@@ -153,5 +169,6 @@ export interface Database {
   tokens: TokensTable;
   drops: DropsTable;
   versions: VersionsTable;
+  bodies: BodiesTable;
   rate_windows: RateWindowsTable;
 }

@@ -7,6 +7,7 @@ import { viewStats } from './0005-view-stats.js';
 import { comments } from './0006-comments.js';
 import { history } from './0007-history.js';
 import { contentOrigins } from './0008-content-origins.js';
+import { versionBodies } from './0010-version-bodies.js';
 
 /** Ordered migrations. Names sort in application order; never rename or edit a released one. */
 const MIGRATIONS: Record<string, Migration> = {
@@ -18,6 +19,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '0006-comments': comments,
   '0007-history': history,
   '0008-content-origins': contentOrigins,
+  '0010-version-bodies': versionBodies,
 };
 
 export const migrationProvider: MigrationProvider = {
