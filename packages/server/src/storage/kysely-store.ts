@@ -45,7 +45,7 @@ export function createKyselyStore(dialect: Dialect): Store {
     ...accountStore(db),
     ...dropStore(dialect),
     ...deviceRequestStore(db),
-    ...rateWindowStore(db),
+    ...rateWindowStore(dialect),
     ...settingStore(db),
     ...viewStatsStore(db),
     ...commentStore(db),

@@ -3,23 +3,27 @@
  * device requests past their retention) once expired. Each method's atomicity is stated on it in ../store.ts.
  */
 import type { Kysely } from 'kysely';
+import type { Dialect } from '../dialect.js';
 import type { Database } from '../schema.js';
 import type { RateWindow, Store } from '../store.js';
 import { inTransaction, Rollback } from './shared.js';
 
 export type RateWindowStore = Pick<Store, 'hitRateWindows' | 'releaseRateWindow' | 'purgeExpired'>;
 
-export function rateWindowStore(db: Kysely<Database>): RateWindowStore {
+export function rateWindowStore(dialect: Dialect): RateWindowStore {
+  const { db } = dialect;
   return {
-    hitRateWindows: hitRateWindows(db),
+    hitRateWindows: hitRateWindows(dialect),
     releaseRateWindow: releaseRateWindow(db),
     purgeExpired: purgeExpired(db),
   };
 }
 
-function hitRateWindows(db: Kysely<Database>): Store['hitRateWindows'] {
+/** A lazy transaction (Dialect.lazyTransaction): a counted write flushes with the write it admits. */
+function hitRateWindows(dialect: Dialect): Store['hitRateWindows'] {
+  type Hit = { exceeded: number | undefined };
   return (windows: readonly RateWindow[]) =>
-    inTransaction<{ exceeded: number | undefined }, { exceeded: number | undefined }>(db, async (trx) => {
+    inTransaction<Hit, Hit>(dialect.lazyTransaction, async (trx) => {
       for (const [index, window] of windows.entries()) {
         const row = await trx
           .insertInto('rate_windows')
