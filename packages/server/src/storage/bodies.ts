@@ -1,20 +1,27 @@
 /**
  * How a version's HTML is stored (docs/decisions/0027-compressed-deduplicated-bodies.md): once per distinct content,
- * addressed by the SHA-256 of its UTF-8 bytes, compressed with gzip from node:zlib on the thread pool. Pure: no
- * database here; kysely/bodies.ts keeps and releases the rows.
+ * addressed by the SHA-256 of its UTF-8 bytes, compressed with brotli from node:zlib at quality 1. Pure: no database
+ * here; kysely/bodies.ts keeps and releases the rows, body-encoder.ts decides which thread encodes.
  */
 import { createHash } from 'node:crypto';
 import { promisify } from 'node:util';
-import { gunzip, gzip } from 'node:zlib';
+import { brotliCompress, brotliCompressSync, brotliDecompress, constants } from 'node:zlib';
 
-/** The codecs a stored body may carry. Only gzip is written; the column leaves room for another one. */
-export type BodyCodec = 'gzip';
+/** The codecs a stored body may carry. Only `br` is written; the column leaves room for another one. */
+export type BodyCodec = 'br';
 
 /**
- * gzip level 1: measured on report-like documents of 100 KB (bench/README.md, "Write path"), it gave 0.20x in
- * about 0.65 ms where level 6 gave 0.17x in 1.3 ms; creates pay for the level, storage barely gains from more.
+ * Brotli quality 1, text mode. Measured on report-like documents of 100 KB (bench/README.md, "Write path"): 0.20x in
+ * about 0.35 ms of CPU, where gzip took 0.5-0.7 ms for the same ratio (levels 1-2) and brotli quality 2 twice the
+ * time for 0.18x. A create pays for the level, storage barely gains from more.
  */
-export const BODY_GZIP_LEVEL = 1;
+const BROTLI_OPTIONS = (bytes: number) => ({
+  params: {
+    [constants.BROTLI_PARAM_QUALITY]: 1,
+    [constants.BROTLI_PARAM_MODE]: constants.BROTLI_MODE_TEXT,
+    [constants.BROTLI_PARAM_SIZE_HINT]: bytes,
+  },
+});
 
 /** A version's HTML as it is stored. */
 export interface StoredBody {
@@ -26,10 +33,8 @@ export interface StoredBody {
   readonly sizeBytes: number;
 }
 
-const gzipAsync = promisify(gzip);
-/** Output buffer of one compression: a report of some 100 KB fits in one (one trip to the thread pool, not two). */
-const COMPRESS_CHUNK = 256 * 1024;
-const gunzipAsync = promisify(gunzip);
+const compressAsync = promisify(brotliCompress);
+const decompressAsync = promisify(brotliDecompress);
 
 /** The address of a document: SHA-256 of its UTF-8 bytes, hex. */
 export const bodyHash = (bytes: Buffer): string => createHash('sha256').update(bytes).digest('hex');
@@ -37,14 +42,21 @@ export const bodyHash = (bytes: Buffer): string => createHash('sha256').update(b
 /** Hashes and compresses a document (compression runs on the thread pool). */
 export async function encodeBody(html: string): Promise<StoredBody> {
   const bytes = Buffer.from(html, 'utf8');
-  const data = await gzipAsync(bytes, { level: BODY_GZIP_LEVEL, chunkSize: COMPRESS_CHUNK });
-  return { hash: bodyHash(bytes), codec: 'gzip', data, sizeBytes: bytes.length };
+  const data = await compressAsync(bytes, BROTLI_OPTIONS(bytes.length));
+  return { hash: bodyHash(bytes), codec: 'br', data, sizeBytes: bytes.length };
+}
+
+/** The same, synchronously: for the encoding worker (body-encoder.ts), whose thread does nothing else. */
+export function encodeBodySync(html: string): StoredBody {
+  const bytes = Buffer.from(html, 'utf8');
+  const data = brotliCompressSync(bytes, BROTLI_OPTIONS(bytes.length));
+  return { hash: bodyHash(bytes), codec: 'br', data, sizeBytes: bytes.length };
 }
 
 /** The UTF-8 bytes of a stored body (decompressed on the thread pool). */
 export async function decodeBodyBytes(codec: string, data: Uint8Array): Promise<Buffer> {
-  if (codec !== 'gzip') throw new Error(`unknown body codec "${codec}"`);
-  return gunzipAsync(data);
+  if (codec !== 'br') throw new Error(`unknown body codec "${codec}"`);
+  return decompressAsync(data);
 }
 
 /** The HTML of a stored body. */

@@ -23,10 +23,10 @@ export interface Dialect {
   /** The database server's current time, Unix ms. */
   now(): Promise<number>;
   /**
-   * Runs `work` in a transaction whose commit may reach the disk after it returns: with the next durable commit, or
-   * a moment later (SQLite: `synchronous=NORMAL` for that commit; PostgreSQL: `synchronous_commit` off). A crash
-   * can lose such a commit, never corrupt the database. Only for rate counters, which no acknowledged write depends
-   * on (docs/decisions/0027-compressed-deduplicated-bodies.md): it saves a create one flush to disk of two.
+   * Runs `work` in a transaction whose commit may reach the disk after it returns: with the next flushed write, or
+   * a moment later (SQLite: no wait for the WAL flush, sqlite-durability.ts; PostgreSQL: `synchronous_commit` off).
+   * A crash can lose such a commit, never corrupt the database. Only for rate counters, which no acknowledged write
+   * depends on (docs/decisions/0027-compressed-deduplicated-bodies.md): a create then waits for one flush, not two.
    */
   lazyTransaction<T>(work: (trx: Transaction<Database>) => Promise<T>): Promise<T>;
 }

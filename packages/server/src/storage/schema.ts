@@ -62,7 +62,7 @@ export interface VersionsTable {
 export interface BodiesTable {
   /** SHA-256 of the UTF-8 HTML, lowercase hex. */
   hash: string;
-  /** How `data` is encoded: `gzip`. */
+  /** How `data` is encoded: `br` (storage/bodies.ts). */
   codec: string;
   data: Buffer;
   /** Length of the UTF-8 HTML. */

@@ -2,10 +2,11 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import SqliteDatabase from 'better-sqlite3';
-import { Kysely, SqliteDialect, sql } from 'kysely';
+import { Kysely, sql } from 'kysely';
 import { ensurePrivateDir } from '../private-dir.js';
 import { containsPattern, type Dialect, LIKE_ESCAPE } from './dialect.js';
 import type { Database } from './schema.js';
+import { createWalFlusher, GroupCommitSqliteDialect } from './sqlite-durability.js';
 
 export const SQLITE_FILE_NAME = 'htmldrop.sqlite';
 
@@ -27,11 +28,18 @@ export function openSqlite(dataDir: string): Dialect {
 export function openSqliteFile(file: string): Dialect {
   const database = new SqliteDatabase(file);
   database.pragma('journal_mode = WAL');
-  // FULL: an acknowledged write survives a power loss, not only a process crash (fsync is cheap here: docs/decisions/0002-sqlite-default-postgresql-option-via-kysely.md).
-  database.pragma('synchronous = FULL');
+  // NORMAL: a commit does not flush; every acknowledged write waits for a flush of the WAL instead, shared by the
+  // writes committed meanwhile (sqlite-durability.ts), so it survives a power loss as with FULL (docs/decisions/0002-sqlite-default-postgresql-option-via-kysely.md).
+  database.pragma('synchronous = NORMAL');
   database.pragma('foreign_keys = ON');
   database.pragma('busy_timeout = 5000');
-  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(database) }) });
+  const state = { lazy: false };
+  const dialect = new GroupCommitSqliteDialect(
+    { database: withStatementCache(database) },
+    createWalFlusher(`${file}-wal`),
+    state,
+  );
+  const db = new Kysely<Database>({ dialect });
   return {
     name: 'sqlite',
     db,
@@ -42,16 +50,11 @@ export function openSqliteFile(file: string): Dialect {
     migrationSchema: async () => undefined,
     // Embedded: the database runs on this machine's clock.
     now: async () => Date.now(),
-    // The one connection is held throughout, so no other transaction commits while the setting is relaxed (it
-    // cannot change inside a transaction). A later FULL commit flushes the WAL, this commit included.
+    // The one connection is exclusive while this runs: its release skips the flush (sqlite-durability.ts).
     lazyTransaction: (work) =>
-      db.connection().execute(async (connection) => {
-        await sql`pragma synchronous = normal`.execute(connection);
-        try {
-          return await connection.transaction().execute(work);
-        } finally {
-          await sql`pragma synchronous = full`.execute(connection);
-        }
+      db.connection().execute((connection) => {
+        state.lazy = true;
+        return connection.transaction().execute(work);
       }),
   };
 }

@@ -322,7 +322,7 @@ for (const dialect of DIALECTS) {
         (await store.createDrop(newDrop(account.id, { html, sizeBytes: Buffer.byteLength(html) }), 1000))?.slug ?? '';
       await store.appendVersion(a, version(html), {}, 10);
       const body = await bodyOf(html);
-      expect(body).toMatchObject({ refs: 3, codec: 'gzip', size: Buffer.byteLength(html) });
+      expect(body).toMatchObject({ refs: 3, codec: 'br', size: Buffer.byteLength(html) });
       expect(body?.stored).toBeLessThan(Buffer.byteLength(html) / 3);
       for (const [slug, v] of [
         [a, 1],

@@ -4,7 +4,7 @@
  */
 import type { Kysely } from 'kysely';
 import type { DropRecord, ListQuery } from '../../domain/types.js';
-import { encodeBody } from '../bodies.js';
+import type { BodyEncoder } from '../body-encoder.js';
 import type { Dialect } from '../dialect.js';
 import type { Database } from '../schema.js';
 import type { DropChanges, NewDrop, NewVersion, Store, VersionConflict } from '../store.js';
@@ -46,10 +46,10 @@ async function missedWrite(
   return undefined;
 }
 
-export function dropStore(dialect: Dialect): DropStore {
+export function dropStore(dialect: Dialect, bodies: BodyEncoder): DropStore {
   const { db } = dialect;
   return {
-    createDrop: createDrop(db),
+    createDrop: createDrop(db, bodies),
     findDrop: findDrop(db),
     async findDropByContentLabel(label) {
       const row = await db
@@ -60,7 +60,7 @@ export function dropStore(dialect: Dialect): DropStore {
       return row === undefined ? undefined : toDrop(row);
     },
     listDrops: listDrops(dialect),
-    appendVersion: appendVersion(db),
+    appendVersion: appendVersion(db, bodies),
     updateDrop: updateDrop(db),
     setPasscode: setPasscode(db),
     findPasscode: findPasscode(db),
@@ -70,10 +70,10 @@ export function dropStore(dialect: Dialect): DropStore {
   };
 }
 
-function createDrop(db: Kysely<Database>): Store['createDrop'] {
+function createDrop(db: Kysely<Database>, bodies: BodyEncoder): Store['createDrop'] {
   return async (drop: NewDrop, maxDrops: number) => {
     // Hashed and compressed before the transaction, so the database is held only for the statements.
-    const body = await encodeBody(drop.html);
+    const body = await bodies.encode(drop.html);
     return inTransaction<DropRecord, undefined>(db, async (trx) => {
       const counted = await trx
         .updateTable('accounts')
@@ -142,10 +142,10 @@ function listDrops(dialect: Dialect): Store['listDrops'] {
   };
 }
 
-function appendVersion(db: Kysely<Database>): Store['appendVersion'] {
+function appendVersion(db: Kysely<Database>, bodies: BodyEncoder): Store['appendVersion'] {
   type Result = DropRecord | 'not_found' | 'version_limit' | VersionConflict;
   return async (slug: string, version: NewVersion, changes: DropChanges, maxVersions: number, ifLatest?: number) => {
-    const body = await encodeBody(version.html);
+    const body = await bodies.encode(version.html);
     return inTransaction<Result, never>(db, async (trx) => {
       // One conditional update on the drop's row: the cap and the precondition are checked under its row lock, so
       // of two writers with the same If-Match exactly one gets a row back.

@@ -1,0 +1,93 @@
+/**
+ * Where version bodies are hashed and compressed (docs/decisions/0027-compressed-deduplicated-bodies.md): in one
+ * worker thread, so a create spends on its event loop only the copy of its HTML to the worker and of the compressed
+ * bytes back. Documents are encoded in the order they arrive. When the worker is busy with more than
+ * `maxPending` documents, has failed, or cannot start, encoding runs on the thread pool in-process (encodeBody):
+ * slower for the event loop, never lost.
+ */
+import { Worker } from 'node:worker_threads';
+import { encodeBody, type StoredBody } from './bodies.js';
+import type { EncodeAnswer, EncodeRequest } from './body-worker.js';
+
+export interface BodyEncoder {
+  encode(html: string): Promise<StoredBody>;
+  /** Stops the worker; documents still being encoded finish in-process. */
+  close(): Promise<void>;
+}
+
+/**
+ * The compiled worker, found the same way from src/storage (tests) and dist/storage (the service): both resolve
+ * `../../dist/storage/` to the package's dist folder, which `npm run build` writes and `npm test` builds first.
+ */
+export const BODY_WORKER_URL = new URL('../../dist/storage/body-worker.js', import.meta.url);
+
+interface Pending {
+  readonly html: string;
+  readonly resolve: (body: StoredBody) => void;
+  readonly reject: (error: unknown) => void;
+}
+
+export function createBodyEncoder(options: { workerUrl?: URL; maxPending?: number } = {}): BodyEncoder {
+  const maxPending = options.maxPending ?? 16;
+  const pending = new Map<number, Pending>();
+  let worker: Worker | undefined;
+  /** Set once a worker failed before answering anything: its script is missing or broken, so stop trying. */
+  let broken = false;
+  let closed = false;
+  let nextId = 1;
+
+  /** Hands what the worker still held to the in-process encoder, and forgets the worker. */
+  function discard(): Promise<unknown> {
+    const ending = worker;
+    worker = undefined;
+    ending?.removeAllListeners();
+    ending?.on('error', () => undefined);
+    for (const job of pending.values()) encodeBody(job.html).then(job.resolve, job.reject);
+    pending.clear();
+    return ending?.terminate() ?? Promise.resolve();
+  }
+
+  function start(): Worker {
+    const started = new Worker(options.workerUrl ?? BODY_WORKER_URL);
+    let answered = false;
+    started.on('message', (answer: EncodeAnswer) => {
+      answered = true;
+      const job = pending.get(answer.id);
+      if (job === undefined) return;
+      pending.delete(answer.id);
+      if ('error' in answer) job.reject(new Error(`encoding a body failed: ${answer.error}`));
+      else {
+        // Structured cloning turns the Buffer into a plain Uint8Array: view the same bytes as a Buffer again.
+        const { data } = answer.body;
+        job.resolve({ ...answer.body, data: Buffer.from(data.buffer, data.byteOffset, data.byteLength) });
+      }
+      if (pending.size === 0) started.unref();
+    });
+    const fail = () => {
+      if (worker !== started) return;
+      if (!answered) broken = true;
+      void discard();
+    };
+    started.on('error', fail);
+    started.on('exit', fail);
+    return started;
+  }
+
+  return {
+    encode(html) {
+      if (closed || broken || pending.size >= maxPending) return encodeBody(html);
+      worker ??= start();
+      const id = nextId++;
+      const running = worker;
+      return new Promise<StoredBody>((resolve, reject) => {
+        pending.set(id, { html, resolve, reject });
+        running.ref();
+        running.postMessage({ id, html } satisfies EncodeRequest);
+      });
+    },
+    async close() {
+      closed = true;
+      await discard();
+    },
+  };
+}
