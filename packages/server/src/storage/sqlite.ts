@@ -29,7 +29,8 @@ export function openSqliteFile(file: string): Dialect {
   const database = new SqliteDatabase(file);
   database.pragma('journal_mode = WAL');
   // NORMAL: a commit does not flush; every acknowledged write waits for a flush of the WAL instead, shared by the
-  // writes committed meanwhile (sqlite-durability.ts), so it survives a power loss as with FULL (docs/decisions/0002-sqlite-default-postgresql-option-via-kysely.md).
+  // writes committed meanwhile (sqlite-durability.ts), so it survives a power loss as with FULL
+  // (docs/decisions/0027-compressed-deduplicated-bodies.md, "Flushing").
   database.pragma('synchronous = NORMAL');
   database.pragma('foreign_keys = ON');
   database.pragma('busy_timeout = 5000');
