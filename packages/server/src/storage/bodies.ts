@@ -46,9 +46,8 @@ export async function encodeBody(html: string): Promise<StoredBody> {
   return { hash: bodyHash(bytes), codec: 'br', data, sizeBytes: bytes.length };
 }
 
-/** The same, synchronously: for the encoding worker (body-encoder.ts), whose thread does nothing else. */
-export function encodeBodySync(html: string): StoredBody {
-  const bytes = Buffer.from(html, 'utf8');
+/** The same from the UTF-8 bytes, synchronously: for the encoding worker (body-encoder.ts), whose thread does nothing else. */
+export function encodeBodyBytesSync(bytes: Buffer): StoredBody {
   const data = brotliCompressSync(bytes, BROTLI_OPTIONS(bytes.length));
   return { hash: bodyHash(bytes), codec: 'br', data, sizeBytes: bytes.length };
 }

@@ -7,6 +7,7 @@
 import type { Kysely, Transaction } from 'kysely';
 import { decodeBody, type StoredBody } from '../bodies.js';
 import type { Database } from '../schema.js';
+import { prepared, slot } from './prepared.js';
 
 /**
  * Counts one more version using `body`, inserting it when no version uses it yet. One statement (insert, or on
@@ -14,12 +15,16 @@ import type { Database } from '../schema.js';
  * increment, and a writer racing the delete of the last user waits for it and then inserts afresh.
  */
 export async function keepBody(trx: Transaction<Database>, body: StoredBody): Promise<void> {
-  await trx
-    .insertInto('bodies')
-    .values({ hash: body.hash, codec: body.codec, data: body.data, size_bytes: body.sizeBytes, refs: 1 })
-    .onConflict((oc) => oc.column('hash').doUpdateSet((eb) => ({ refs: eb('bodies.refs', '+', 1) })))
-    .execute();
+  await upsertBody(trx, { hash: body.hash, codec: body.codec, data: body.data, size: body.sizeBytes });
 }
+
+/** The insert-or-count of keepBody, compiled once (kysely/prepared.ts). */
+const upsertBody = prepared<{ hash: string; codec: string; data: Buffer; size: number }>((db) =>
+  db
+    .insertInto('bodies')
+    .values({ hash: slot('hash'), codec: slot('codec'), data: slot('data'), size_bytes: slot('size'), refs: 1 })
+    .onConflict((oc) => oc.column('hash').doUpdateSet((eb) => ({ refs: eb('bodies.refs', '+', 1) }))),
+);
 
 /**
  * Counts `uses` fewer versions of each body, and deletes the bodies nothing uses any more. Each decrement locks its

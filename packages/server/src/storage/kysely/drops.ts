@@ -2,13 +2,14 @@
  * Drops and their versions over Kysely: create, list with metadata and title filters, append and delete versions,
  * passcode, delete (view counts are in view-stats.ts). Each method's atomicity is stated on it in ../store.ts.
  */
-import type { Kysely } from 'kysely';
+import type { Insertable, Kysely } from 'kysely';
 import type { DropRecord, ListQuery } from '../../domain/types.js';
 import type { BodyEncoder } from '../body-encoder.js';
 import type { Dialect } from '../dialect.js';
-import type { Database } from '../schema.js';
+import type { Database, DropsTable } from '../schema.js';
 import type { DropChanges, NewDrop, NewVersion, Store, VersionConflict } from '../store.js';
 import { deleteVersionRows, releaseBodies } from './bodies.js';
+import { prepared, slot } from './prepared.js';
 import { changeSet, DROP_COLUMNS, encodeNetwork, inTransaction, Rollback, toDrop } from './shared.js';
 import { insertVersion, type VersionStore, versionStore } from './versions.js';
 
@@ -70,18 +71,48 @@ export function dropStore(dialect: Dialect, bodies: BodyEncoder): DropStore {
   };
 }
 
+/** The columns a create writes, each a slot of the prepared insert. */
+const NEW_DROP_COLUMNS = [
+  'slug',
+  'account_id',
+  'title',
+  'description',
+  'passcode_hash',
+  'passcode_generation',
+  'latest_version',
+  'last_issued_version',
+  'version_count',
+  'view_count',
+  'comments',
+  'metadata',
+  'created_at',
+  'updated_at',
+  'expires_at',
+  'content_label',
+  'network',
+] as const;
+
+/** The create's own statements, compiled once (kysely/prepared.ts). */
+const countDrop = prepared<{ accountId: string; maxDrops: number }>((db) =>
+  db
+    .updateTable('accounts')
+    .set((eb) => ({ drop_count: eb('drop_count', '+', 1) }))
+    .where('id', '=', slot<string>('accountId'))
+    .where('drop_count', '<', slot<number>('maxDrops')),
+);
+const insertDrop = prepared<Record<(typeof NEW_DROP_COLUMNS)[number], unknown>>((db) =>
+  db
+    .insertInto('drops')
+    .values(Object.fromEntries(NEW_DROP_COLUMNS.map((column) => [column, slot(column)])) as Insertable<DropsTable>),
+);
+
 function createDrop(db: Kysely<Database>, bodies: BodyEncoder): Store['createDrop'] {
   return async (drop: NewDrop, maxDrops: number) => {
     // Hashed and compressed before the transaction, so the database is held only for the statements.
     const body = await bodies.encode(drop.html);
     return inTransaction<DropRecord, undefined>(db, async (trx) => {
-      const counted = await trx
-        .updateTable('accounts')
-        .set((eb) => ({ drop_count: eb('drop_count', '+', 1) }))
-        .where('id', '=', drop.accountId)
-        .where('drop_count', '<', maxDrops)
-        .executeTakeFirst();
-      if (counted.numUpdatedRows === 0n) throw new Rollback(undefined);
+      const counted = await countDrop(trx, { accountId: drop.accountId, maxDrops });
+      if (counted.numAffectedRows === 0n) throw new Rollback(undefined);
       const row = {
         slug: drop.slug,
         account_id: drop.accountId,
@@ -101,7 +132,7 @@ function createDrop(db: Kysely<Database>, bodies: BodyEncoder): Store['createDro
         content_label: drop.contentLabel,
         network: encodeNetwork(drop.network ?? 'open'),
       };
-      await trx.insertInto('drops').values(row).execute();
+      await insertDrop(trx, row);
       await insertVersion(trx, drop.slug, 1, { ...drop, body });
       return toDrop(row);
     });

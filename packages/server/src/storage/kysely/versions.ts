@@ -3,12 +3,13 @@
  * HTML, and deleting one version (docs/api.md, "History and safe writers"). Each method's atomicity is stated on it
  * in ../store.ts; bodies are kept and released in kysely/bodies.ts.
  */
-import type { Kysely, Transaction } from 'kysely';
+import type { Insertable, Kysely, Transaction } from 'kysely';
 import type { DropRecord, VersionInfo } from '../../domain/types.js';
 import { decodeBody, type StoredBody } from '../bodies.js';
-import type { Database } from '../schema.js';
+import type { Database, VersionsTable } from '../schema.js';
 import type { NewVersion, Store } from '../store.js';
 import { deleteVersionRows, keepBody, releaseBodies } from './bodies.js';
+import { prepared, slot } from './prepared.js';
 import { DROP_COLUMNS, inTransaction, Rollback, toDrop } from './shared.js';
 
 export type VersionStore = Pick<Store, 'listVersions' | 'getVersion' | 'getVersionContent' | 'deleteVersion'>;
@@ -27,18 +28,24 @@ export async function insertVersion(
   content: EncodedVersion,
 ): Promise<void> {
   await keepBody(trx, content.body);
-  await trx
-    .insertInto('versions')
-    .values({
-      slug,
-      version,
-      body_hash: content.body.hash,
-      size_bytes: content.sizeBytes,
-      context: content.context,
-      created_at: content.now,
-    })
-    .execute();
+  await insertVersionRow(trx, {
+    slug,
+    version,
+    body_hash: content.body.hash,
+    size_bytes: content.sizeBytes,
+    context: content.context,
+    created_at: content.now,
+  });
 }
+
+const VERSION_COLUMNS = ['slug', 'version', 'body_hash', 'size_bytes', 'context', 'created_at'] as const;
+
+/** The insert of a version row, compiled once (kysely/prepared.ts). */
+const insertVersionRow = prepared<Record<(typeof VERSION_COLUMNS)[number], unknown>>((db) =>
+  db
+    .insertInto('versions')
+    .values(Object.fromEntries(VERSION_COLUMNS.map((column) => [column, slot(column)])) as Insertable<VersionsTable>),
+);
 
 export function versionStore(db: Kysely<Database>): VersionStore {
   return {
