@@ -22,6 +22,17 @@ describe('body encoder', () => {
     }
   });
 
+  it('stops an idle worker and starts another for the next document', async () => {
+    const encoder = createBodyEncoder({ idleStopMs: 20 });
+    try {
+      expect(await decodeBody('br', (await encoder.encode(html(1))).data)).toBe(html(1));
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      expect(await decodeBody('br', (await encoder.encode(html(2))).data)).toBe(html(2));
+    } finally {
+      await encoder.close();
+    }
+  });
+
   it('falls back to in-process encoding when the worker cannot start', async () => {
     const encoder = createBodyEncoder({ workerUrl: new URL('./no-such-worker.js', import.meta.url) });
     try {

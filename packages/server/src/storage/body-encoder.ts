@@ -27,8 +27,15 @@ interface Pending {
   readonly reject: (error: unknown) => void;
 }
 
-export function createBodyEncoder(options: { workerUrl?: URL; maxPending?: number } = {}): BodyEncoder {
+/** An idle worker stops after this long, giving back its memory (about 40 MB resident); the next create starts one. */
+const IDLE_STOP_MS = 60_000;
+
+export function createBodyEncoder(
+  options: { workerUrl?: URL; maxPending?: number; idleStopMs?: number } = {},
+): BodyEncoder {
   const maxPending = options.maxPending ?? 16;
+  const idleStopMs = options.idleStopMs ?? IDLE_STOP_MS;
+  let idleTimer: NodeJS.Timeout | undefined;
   const pending = new Map<number, Pending>();
   let worker: Worker | undefined;
   /** Set once a worker failed before answering anything: its script is missing or broken, so stop trying. */
@@ -38,6 +45,7 @@ export function createBodyEncoder(options: { workerUrl?: URL; maxPending?: numbe
 
   /** Hands what the worker still held to the in-process encoder, and forgets the worker. */
   function discard(): Promise<unknown> {
+    clearTimeout(idleTimer);
     const ending = worker;
     worker = undefined;
     ending?.removeAllListeners();
@@ -61,7 +69,14 @@ export function createBodyEncoder(options: { workerUrl?: URL; maxPending?: numbe
         const { data } = answer.body;
         job.resolve({ ...answer.body, data: Buffer.from(data.buffer, data.byteOffset, data.byteLength) });
       }
-      if (pending.size === 0) started.unref();
+      if (pending.size === 0) {
+        started.unref();
+        clearTimeout(idleTimer);
+        idleTimer = setTimeout(() => {
+          if (worker === started && pending.size === 0) void discard();
+        }, idleStopMs);
+        idleTimer.unref();
+      }
     });
     const fail = () => {
       if (worker !== started) return;
@@ -76,6 +91,7 @@ export function createBodyEncoder(options: { workerUrl?: URL; maxPending?: numbe
   return {
     encode(html) {
       if (closed || broken || pending.size >= maxPending) return encodeBody(html);
+      clearTimeout(idleTimer);
       worker ??= start();
       const id = nextId++;
       const running = worker;
