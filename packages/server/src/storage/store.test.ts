@@ -371,5 +371,34 @@ for (const dialect of DIALECTS) {
       await Promise.all(slugs.map((slug) => store.deleteDrop(slug)));
       expect(await bodyOf(html)).toBeUndefined();
     });
+    // Several instances share PostgreSQL only: SQLite serves one instance (docs/architecture.md, "Multi-instance
+    // coordination"), whose writes the tests above already race.
+    it.skipIf(dialect === 'sqlite')(
+      'keeps one body counted exactly when three instances write and delete the same bytes at once',
+      async () => {
+        const html = report('instances');
+        const instances = [store, database.open(), database.open()];
+        try {
+          const keep = (await store.createDrop(newDrop(account.id, { html }), 1000))?.slug ?? '';
+          const created = await Promise.all(
+            instances.flatMap((s) =>
+              Array.from({ length: 4 }, () => s.createDrop(newDrop(account.id, { html }), 1000)),
+            ),
+          );
+          const slugs = created.map((d) => d?.slug ?? '');
+          // Each instance deletes another's drops while republishing the same bytes to the one kept.
+          await Promise.all([
+            ...slugs.map((slug, i) => instances[(i + 1) % 3]?.deleteDrop(slug)),
+            ...instances.map((s) => s.appendVersion(keep, version(html), {}, 100)),
+          ]);
+          expect(await bodyOf(html)).toMatchObject({ refs: 4 });
+          expect((await store.getVersionContent(keep, 4))?.html).toBe(html);
+          expect(await store.deleteDrop(keep)).toBe(true);
+          expect(await bodyOf(html)).toBeUndefined();
+        } finally {
+          await Promise.all(instances.slice(1).map((s) => s.close()));
+        }
+      },
+    );
   });
 }
