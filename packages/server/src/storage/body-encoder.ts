@@ -21,6 +21,12 @@ export interface BodyEncoder {
  */
 export const BODY_WORKER_URL = new URL('../../dist/storage/body-worker.js', import.meta.url);
 
+/** Structured cloning turns the Buffer into a plain Uint8Array: the same bytes, viewed as a Buffer again. */
+function asBuffer(body: StoredBody): StoredBody {
+  const { data } = body;
+  return { ...body, data: Buffer.from(data.buffer, data.byteOffset, data.byteLength) };
+}
+
 interface Pending {
   readonly html: string;
   readonly resolve: (body: StoredBody) => void;
@@ -64,11 +70,7 @@ export function createBodyEncoder(
       if (job === undefined) return;
       pending.delete(answer.id);
       if ('error' in answer) job.reject(new Error(`encoding a body failed: ${answer.error}`));
-      else {
-        // Structured cloning turns the Buffer into a plain Uint8Array: view the same bytes as a Buffer again.
-        const { data } = answer.body;
-        job.resolve({ ...answer.body, data: Buffer.from(data.buffer, data.byteOffset, data.byteLength) });
-      }
+      else job.resolve(asBuffer(answer.body));
       if (pending.size === 0) {
         started.unref();
         clearTimeout(idleTimer);
