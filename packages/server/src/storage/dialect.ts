@@ -1,4 +1,4 @@
-import type { Kysely, RawBuilder } from 'kysely';
+import type { Kysely, RawBuilder, Transaction } from 'kysely';
 import type { Database } from './schema.js';
 
 /** What differs between databases. Everything else lives once in kysely-store.ts and kysely/. */
@@ -22,6 +22,13 @@ export interface Dialect {
   migrationSchema(): Promise<string | undefined>;
   /** The database server's current time, Unix ms. */
   now(): Promise<number>;
+  /**
+   * Runs `work` in a transaction whose commit may reach the disk after it returns: with the next flushed write, or
+   * a moment later (SQLite: no wait for the WAL flush, sqlite-durability.ts; PostgreSQL: `synchronous_commit` off).
+   * A crash can lose such a commit, never corrupt the database. Only for rate counters, which no acknowledged write
+   * depends on (docs/decisions/0027-compressed-deduplicated-bodies.md): a create then waits for one flush, not two.
+   */
+  lazyTransaction<T>(work: (trx: Transaction<Database>) => Promise<T>): Promise<T>;
 }
 
 /**

@@ -4,6 +4,7 @@
  * view statistics, idempotency keys, OAuth clients and codes), with what they share in kysely/shared.ts; this file assembles them.
  */
 import { Migrator, sql } from 'kysely';
+import { createBodyEncoder } from './body-encoder.js';
 import type { Dialect } from './dialect.js';
 import { accountStore } from './kysely/accounts.js';
 import { commentStore } from './kysely/comments.js';
@@ -19,6 +20,7 @@ import type { Store } from './store.js';
 
 export function createKyselyStore(dialect: Dialect): Store {
   const { db } = dialect;
+  const bodies = createBodyEncoder();
 
   return {
     async migrate() {
@@ -35,7 +37,10 @@ export function createKyselyStore(dialect: Dialect): Store {
       }
     },
 
-    close: () => db.destroy(),
+    async close() {
+      await bodies.close();
+      await db.destroy();
+    },
 
     databaseTime: () => dialect.now(),
 
@@ -44,9 +49,9 @@ export function createKyselyStore(dialect: Dialect): Store {
     },
 
     ...accountStore(db),
-    ...dropStore(dialect),
+    ...dropStore(dialect, bodies),
     ...deviceRequestStore(db),
-    ...rateWindowStore(db),
+    ...rateWindowStore(dialect),
     ...settingStore(db),
     ...viewStatsStore(db),
     ...commentStore(db),

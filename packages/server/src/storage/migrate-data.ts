@@ -6,6 +6,7 @@
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import type { Kysely } from 'kysely';
+import { bodyHash, decodeBodyBytes } from './bodies.js';
 import { createKyselyStore } from './kysely-store.js';
 import { openPostgres } from './postgres.js';
 import type { Database } from './schema.js';
@@ -17,6 +18,7 @@ const TABLES = [
   { name: 'accounts', key: ['id'] },
   { name: 'tokens', key: ['id'] },
   { name: 'drops', key: ['slug'] },
+  { name: 'bodies', key: ['hash'] },
   { name: 'versions', key: ['slug', 'version'] },
   { name: 'drop_views', key: ['slug'] },
   { name: 'drop_viewers', key: ['slug', 'viewer'] },
@@ -33,8 +35,8 @@ const TABLES = [
 type TableName = (typeof TABLES)[number]['name'];
 type Row = Record<string, unknown>;
 
-/** Rows per batch; versions carry up to 2 MiB of HTML each, so they move in smaller batches. */
-const batchSize = (table: TableName) => (table === 'versions' ? 20 : 500);
+/** Rows per batch; bodies carry up to 2 MiB of (compressed) HTML each, so they move in smaller batches. */
+const batchSize = (table: TableName) => (table === 'bodies' ? 20 : 500);
 
 export interface TableReport {
   readonly table: TableName;
@@ -45,6 +47,8 @@ export interface TableReport {
 /** Normalises a value so both databases hash alike (PostgreSQL returns bigint as text). */
 function canonical(value: unknown): string {
   if (value === null || value === undefined) return '\u0000null';
+  // Stored bodies (bytes on both sides): compared exactly; their hash column names the content they must hold.
+  if (value instanceof Uint8Array) return `\u0000bytes:${Buffer.from(value).toString('base64')}`;
   if (typeof value === 'bigint' || typeof value === 'number') return String(Number(value));
   if (typeof value === 'boolean') return value ? '1' : '0';
   if (/^-?\d+$/.test(String(value))) return String(Number(value));
@@ -77,6 +81,20 @@ async function summarize(db: Kysely<Database>, table: TableName): Promise<TableR
     }
   }
   return { table, rows, sha256: hash.digest('hex') };
+}
+
+/** Every stored body of `db` decompresses to the content its hash names; throws naming the first that does not. */
+async function verifyBodies(db: Kysely<Database>): Promise<number> {
+  let checked = 0;
+  for await (const batch of readTable(db, 'bodies')) {
+    for (const row of batch) {
+      const bytes = await decodeBodyBytes(String(row.codec), row.data as Uint8Array);
+      if (bodyHash(bytes) !== row.hash)
+        throw new MigrateDataError(`the body ${String(row.hash)} does not match its hash`);
+      checked++;
+    }
+  }
+  return checked;
 }
 
 export class MigrateDataError extends Error {
@@ -130,6 +148,7 @@ export async function migrateData(
       log(`verified ${name}: ${after.rows} rows, sha256 ${after.sha256.slice(0, 16)}`);
       reports.push(after);
     }
+    log(`verified ${await verifyBodies(targetDialect.db)} bodies against their content hashes`);
     return reports;
   } finally {
     await Promise.all([source.close(), target.close()]);

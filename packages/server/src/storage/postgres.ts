@@ -41,6 +41,11 @@ export function openPostgres(url: string, options: PostgresOptions = {}): Dialec
       }>`select floor(extract(epoch from clock_timestamp()) * 1000)::bigint as ms`.execute(db);
       return Number(rows[0]?.ms);
     },
+    lazyTransaction: (work) =>
+      db.transaction().execute(async (trx) => {
+        await sql`set local synchronous_commit = off`.execute(trx);
+        return work(trx);
+      }),
     async migrationSchema() {
       const { rows } = await sql<{ schema: string }>`select current_schema() as schema`.execute(db);
       return rows[0]?.schema;

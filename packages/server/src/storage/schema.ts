@@ -49,7 +49,8 @@ export interface DropsTable {
 export interface VersionsTable {
   slug: string;
   version: number;
-  html: string;
+  /** The stored body (bodies.hash) holding the version's HTML (migration 0010). */
+  body_hash: string;
   size_bytes: number;
   context: string | null;
   created_at: number;
@@ -82,6 +83,21 @@ export interface OAuthCodesTable {
   /** When it was exchanged; a second exchange revokes the token the first one issued. */
   used_at: number | null;
   token_id: string | null;
+}
+
+/**
+ * Version bodies, stored once per distinct content (migration 0010; docs/decisions/0027-compressed-deduplicated-bodies.md).
+ */
+export interface BodiesTable {
+  /** SHA-256 of the UTF-8 HTML, lowercase hex. */
+  hash: string;
+  /** How `data` is encoded: `br` (storage/bodies.ts). */
+  codec: string;
+  data: Buffer;
+  /** Length of the UTF-8 HTML. */
+  size_bytes: number;
+  /** How many versions use this body; the row is deleted when it reaches zero. */
+  refs: number;
 }
 
 export interface RateWindowsTable {
@@ -182,6 +198,7 @@ export interface Database {
   tokens: TokensTable;
   drops: DropsTable;
   versions: VersionsTable;
+  bodies: BodiesTable;
   rate_windows: RateWindowsTable;
   oauth_clients: OAuthClientsTable;
   oauth_codes: OAuthCodesTable;

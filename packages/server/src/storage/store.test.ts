@@ -2,10 +2,13 @@
  * The storage conformance suite: the Store contract, run against every dialect on a real database
  * (SQLite file; PostgreSQL schema). Atomicity claims of store.ts are exercised with concurrent calls.
  */
+import { createHash } from 'node:crypto';
+import type { Kysely } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestDatabase, DIALECTS, type TestDatabase } from '../../test/databases.js';
+import { createTestDatabase, DIALECTS, openAtMigration, type TestDatabase } from '../../test/databases.js';
 import { newContentLabel } from '../domain/content-origin.js';
 import type { Account, ViewBatch } from '../domain/types.js';
+import type { Database } from './schema.js';
 import type { NewDrop, Store } from './store.js';
 
 const T0 = Date.UTC(2026, 10, 21, 12);
@@ -16,6 +19,8 @@ for (const dialect of DIALECTS) {
     let store: Store;
     let account: Account;
     let n = 0;
+    /** The same database under the store, to look at stored bodies. */
+    let raw: Kysely<Database>;
 
     beforeAll(async () => {
       database = await createTestDatabase(dialect);
@@ -26,8 +31,10 @@ for (const dialect of DIALECTS) {
         'u_ann0000000000000',
         T0,
       );
+      raw = await openAtMigration(database, '0010-version-bodies');
     });
     afterAll(async () => {
+      await raw.destroy();
       await store.close();
       await database.drop();
     });
@@ -334,5 +341,107 @@ for (const dialect of DIALECTS) {
       expect(await store.getVersionContent(slug, 1)).toBeUndefined();
       expect(await store.deleteDrop(slug)).toBe(false);
     });
+    /** The stored body of `html`: its reference count and stored size, or undefined when none is kept. */
+    const bodyOf = async (html: string) => {
+      const hash = createHash('sha256').update(html, 'utf8').digest('hex');
+      const row = await raw
+        .selectFrom('bodies')
+        .select(['refs', 'codec', 'data', 'size_bytes'])
+        .where('hash', '=', hash)
+        .executeTakeFirst();
+      return row === undefined
+        ? undefined
+        : { refs: Number(row.refs), codec: row.codec, stored: row.data.length, size: Number(row.size_bytes) };
+    };
+    const report = (tag: string) =>
+      `<!doctype html><title>${tag}</title>${Array.from({ length: 400 }, (_, i) => `<tr><td>${tag} row ${i}</td><td>${(i * 7919) % 1000}</td></tr>`).join('')}`;
+    const version = (html: string) => ({ html, sizeBytes: Buffer.byteLength(html), context: null, now: T0 });
+
+    it('stores a body compressed, once for every version that carries the same bytes', async () => {
+      const html = report('shared-once');
+      const a =
+        (await store.createDrop(newDrop(account.id, { html, sizeBytes: Buffer.byteLength(html) }), 1000))?.slug ?? '';
+      const b =
+        (await store.createDrop(newDrop(account.id, { html, sizeBytes: Buffer.byteLength(html) }), 1000))?.slug ?? '';
+      await store.appendVersion(a, version(html), {}, 10);
+      const body = await bodyOf(html);
+      expect(body).toMatchObject({ refs: 3, codec: 'br', size: Buffer.byteLength(html) });
+      expect(body?.stored).toBeLessThan(Buffer.byteLength(html) / 3);
+      for (const [slug, v] of [
+        [a, 1],
+        [a, 2],
+        [b, 1],
+      ] as const) {
+        expect((await store.getVersionContent(slug, v))?.html).toBe(html);
+      }
+      expect((await store.listVersions(a)).map((v) => v.sizeBytes)).toEqual([
+        Buffer.byteLength(html),
+        Buffer.byteLength(html),
+      ]);
+    });
+
+    it('deleting one of two sharers keeps the body for the other, and the last one frees it', async () => {
+      const html = report('two-sharers');
+      const other = report('two-sharers-other');
+      const a = (await store.createDrop(newDrop(account.id, { html }), 1000))?.slug ?? '';
+      const b = (await store.createDrop(newDrop(account.id, { html }), 1000))?.slug ?? '';
+      await store.appendVersion(b, version(other), {}, 10);
+      expect(await bodyOf(html)).toMatchObject({ refs: 2 });
+      expect(await store.deleteDrop(a)).toBe(true);
+      expect(await bodyOf(html)).toMatchObject({ refs: 1 });
+      expect((await store.getVersionContent(b, 1))?.html).toBe(html);
+      expect(await store.deleteVersion(b, 1, T0)).toMatchObject({ latestVersion: 2 });
+      expect(await bodyOf(html)).toBeUndefined();
+      expect(await bodyOf(other)).toMatchObject({ refs: 1 });
+      expect(await store.deleteDrop(b)).toBe(true);
+      expect(await bodyOf(other)).toBeUndefined();
+    });
+
+    it('counts concurrent writers of the same body exactly, also racing the delete of its last user', async () => {
+      const html = report('concurrent');
+      const first = (await store.createDrop(newDrop(account.id, { html }), 1000))?.slug ?? '';
+      // The only user goes while 8 creates and 4 republishes of the same bytes run: the body must end with exactly
+      // the 12 new users, whichever way the race went.
+      const [created, , deleted] = await Promise.all([
+        Promise.all(Array.from({ length: 8 }, () => store.createDrop(newDrop(account.id, { html }), 1000))),
+        Promise.all(Array.from({ length: 4 }, () => store.appendVersion(first, version(html), {}, 100))),
+        store.deleteDrop(first),
+      ]);
+      expect(deleted).toBe(true);
+      expect(await bodyOf(html)).toMatchObject({ refs: 8 });
+      const slugs = created.map((d) => d?.slug ?? '');
+      for (const slug of slugs) expect((await store.getVersionContent(slug, 1))?.html).toBe(html);
+      await Promise.all(slugs.map((slug) => store.deleteDrop(slug)));
+      expect(await bodyOf(html)).toBeUndefined();
+    });
+    // Several instances share PostgreSQL only: SQLite serves one instance (docs/architecture.md, "Multi-instance
+    // coordination"), whose writes the tests above already race.
+    it.skipIf(dialect === 'sqlite')(
+      'keeps one body counted exactly when three instances write and delete the same bytes at once',
+      async () => {
+        const html = report('instances');
+        const instances = [store, database.open(), database.open()];
+        try {
+          const keep = (await store.createDrop(newDrop(account.id, { html }), 1000))?.slug ?? '';
+          const created = await Promise.all(
+            instances.flatMap((s) =>
+              Array.from({ length: 4 }, () => s.createDrop(newDrop(account.id, { html }), 1000)),
+            ),
+          );
+          const slugs = created.map((d) => d?.slug ?? '');
+          // Each instance deletes another's drops while republishing the same bytes to the one kept.
+          await Promise.all([
+            ...slugs.map((slug, i) => instances[(i + 1) % 3]?.deleteDrop(slug)),
+            ...instances.map((s) => s.appendVersion(keep, version(html), {}, 100)),
+          ]);
+          expect(await bodyOf(html)).toMatchObject({ refs: 4 });
+          expect((await store.getVersionContent(keep, 4))?.html).toBe(html);
+          expect(await store.deleteDrop(keep)).toBe(true);
+          expect(await bodyOf(html)).toBeUndefined();
+        } finally {
+          await Promise.all(instances.slice(1).map((s) => s.close()));
+        }
+      },
+    );
   });
 }

@@ -205,8 +205,9 @@ export interface Store {
    */
   findPasscode(slug: string): Promise<{ hash: string | null; generation: number } | undefined>;
   /**
-   * Deletes a drop, its versions and frees a slot in the account's quota, in one transaction. False when it did not
-   * exist; a VersionConflict when `ifLatest` is given and is not the latest version.
+   * Deletes a drop, its versions and frees a slot in the account's quota, in one transaction that also releases the
+   * versions' stored bodies (deleting those no other version uses). False when it did not exist; a VersionConflict
+   * when `ifLatest` is given and is not the latest version.
    */
   deleteDrop(slug: string, ifLatest?: number): Promise<boolean | VersionConflict>;
   /** Slugs of drops whose expiry is at or before `now`, at most `limit` (for the purge). */
@@ -219,7 +220,8 @@ export interface Store {
   getVersionContent(slug: string, version: number | undefined): Promise<VersionContent | undefined>;
   /**
    * Deletes one version atomically with the rule that a drop keeps at least one version; latest_version becomes
-   * the highest remaining number.
+   * the highest remaining number. Its stored body is released in the same transaction (deleted when no other version
+   * uses it: identical HTML is stored once, docs/decisions/0027-compressed-deduplicated-bodies.md).
    */
   deleteVersion(
     slug: string,

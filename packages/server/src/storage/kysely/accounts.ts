@@ -1,7 +1,8 @@
 /** Accounts and API tokens over Kysely. Each method's atomicity is stated on it in ../store.ts. */
-import type { Kysely } from 'kysely';
-import type { Database } from '../schema.js';
+import type { Kysely, Selectable } from 'kysely';
+import type { AccountsTable, Database } from '../schema.js';
 import type { Identity, Store } from '../store.js';
+import { prepared, slot } from './prepared.js';
 import { toAccount, toToken } from './shared.js';
 
 export type AccountStore = Pick<
@@ -93,26 +94,37 @@ function createToken(db: Kysely<Database>): Store['createToken'] {
   };
 }
 
+/** The token lookup of every authenticated request, compiled once (kysely/prepared.ts). */
+const selectActiveToken = prepared<{ hash: string }>((db) =>
+  db
+    .selectFrom('tokens')
+    .innerJoin('accounts', 'accounts.id', 'tokens.account_id')
+    .select([
+      'tokens.id as token_id',
+      'tokens.label',
+      'tokens.created_at as token_created_at',
+      'tokens.last_used_at',
+      'accounts.id',
+      'accounts.provider',
+      'accounts.subject',
+      'accounts.login',
+      'accounts.created_at',
+      'accounts.drop_count',
+    ])
+    .where('tokens.hash', '=', slot<string>('hash'))
+    .where('tokens.revoked_at', 'is', null),
+);
+
+type ActiveTokenRow = Selectable<AccountsTable> & {
+  token_id: string;
+  label: string | null;
+  token_created_at: number;
+  last_used_at: number | null;
+};
+
 function findActiveToken(db: Kysely<Database>): Store['findActiveToken'] {
   return async (hash) => {
-    const row = await db
-      .selectFrom('tokens')
-      .innerJoin('accounts', 'accounts.id', 'tokens.account_id')
-      .select([
-        'tokens.id as token_id',
-        'tokens.label',
-        'tokens.created_at as token_created_at',
-        'tokens.last_used_at',
-        'accounts.id',
-        'accounts.provider',
-        'accounts.subject',
-        'accounts.login',
-        'accounts.created_at',
-        'accounts.drop_count',
-      ])
-      .where('tokens.hash', '=', hash)
-      .where('tokens.revoked_at', 'is', null)
-      .executeTakeFirst();
+    const row = (await selectActiveToken<ActiveTokenRow>(db, { hash })).rows[0];
     if (row === undefined) return undefined;
     return {
       account: toAccount(row),

@@ -2,12 +2,16 @@
  * Drops and their versions over Kysely: create, list with metadata and title filters, append and delete versions,
  * passcode, delete (view counts are in view-stats.ts). Each method's atomicity is stated on it in ../store.ts.
  */
-import type { Kysely, Transaction } from 'kysely';
-import type { DropRecord, ListQuery, VersionInfo } from '../../domain/types.js';
+import type { Insertable, Kysely } from 'kysely';
+import type { DropRecord, ListQuery } from '../../domain/types.js';
+import type { BodyEncoder } from '../body-encoder.js';
 import type { Dialect } from '../dialect.js';
-import type { Database } from '../schema.js';
+import type { Database, DropsTable } from '../schema.js';
 import type { DropChanges, NewDrop, NewVersion, Store, VersionConflict } from '../store.js';
+import { deleteVersionRows, releaseBodies } from './bodies.js';
+import { prepared, slot } from './prepared.js';
 import { changeSet, DROP_COLUMNS, encodeNetwork, inTransaction, Rollback, toDrop } from './shared.js';
+import { insertVersion, type VersionStore, versionStore } from './versions.js';
 
 export type DropStore = Pick<
   Store,
@@ -21,11 +25,8 @@ export type DropStore = Pick<
   | 'findPasscode'
   | 'deleteDrop'
   | 'listExpiredDrops'
-  | 'listVersions'
-  | 'getVersion'
-  | 'getVersionContent'
-  | 'deleteVersion'
->;
+> &
+  VersionStore;
 
 const selectDrop = (executor: Kysely<Database>, slug: string) =>
   executor.selectFrom('drops').select(DROP_COLUMNS).where('slug', '=', slug).executeTakeFirst();
@@ -46,24 +47,10 @@ async function missedWrite(
   return undefined;
 }
 
-/** The one insert of a version row: version 1 from createDrop, the number just issued from appendVersion. */
-const insertVersion = (trx: Transaction<Database>, slug: string, version: number, content: NewVersion) =>
-  trx
-    .insertInto('versions')
-    .values({
-      slug,
-      version,
-      html: content.html,
-      size_bytes: content.sizeBytes,
-      context: content.context,
-      created_at: content.now,
-    })
-    .execute();
-
-export function dropStore(dialect: Dialect): DropStore {
+export function dropStore(dialect: Dialect, bodies: BodyEncoder): DropStore {
   const { db } = dialect;
   return {
-    createDrop: createDrop(db),
+    createDrop: createDrop(db, bodies),
     findDrop: findDrop(db),
     async findDropByContentLabel(label) {
       const row = await db
@@ -74,29 +61,58 @@ export function dropStore(dialect: Dialect): DropStore {
       return row === undefined ? undefined : toDrop(row);
     },
     listDrops: listDrops(dialect),
-    appendVersion: appendVersion(db),
+    appendVersion: appendVersion(db, bodies),
     updateDrop: updateDrop(db),
     setPasscode: setPasscode(db),
     findPasscode: findPasscode(db),
     deleteDrop: deleteDrop(db),
     listExpiredDrops: listExpiredDrops(db),
-    listVersions: listVersions(db),
-    getVersion: getVersion(db),
-    getVersionContent: getVersionContent(db),
-    deleteVersion: deleteVersion(db),
+    ...versionStore(db),
   };
 }
 
-function createDrop(db: Kysely<Database>): Store['createDrop'] {
-  return (drop: NewDrop, maxDrops: number) =>
-    inTransaction<DropRecord, undefined>(db, async (trx) => {
-      const counted = await trx
-        .updateTable('accounts')
-        .set((eb) => ({ drop_count: eb('drop_count', '+', 1) }))
-        .where('id', '=', drop.accountId)
-        .where('drop_count', '<', maxDrops)
-        .executeTakeFirst();
-      if (counted.numUpdatedRows === 0n) throw new Rollback(undefined);
+/** The columns a create writes, each a slot of the prepared insert. */
+const NEW_DROP_COLUMNS = [
+  'slug',
+  'account_id',
+  'title',
+  'description',
+  'passcode_hash',
+  'passcode_generation',
+  'latest_version',
+  'last_issued_version',
+  'version_count',
+  'view_count',
+  'comments',
+  'metadata',
+  'created_at',
+  'updated_at',
+  'expires_at',
+  'content_label',
+  'network',
+] as const;
+
+/** The create's own statements, compiled once (kysely/prepared.ts). */
+const countDrop = prepared<{ accountId: string; maxDrops: number }>((db) =>
+  db
+    .updateTable('accounts')
+    .set((eb) => ({ drop_count: eb('drop_count', '+', 1) }))
+    .where('id', '=', slot<string>('accountId'))
+    .where('drop_count', '<', slot<number>('maxDrops')),
+);
+const insertDrop = prepared<Record<(typeof NEW_DROP_COLUMNS)[number], unknown>>((db) =>
+  db
+    .insertInto('drops')
+    .values(Object.fromEntries(NEW_DROP_COLUMNS.map((column) => [column, slot(column)])) as Insertable<DropsTable>),
+);
+
+function createDrop(db: Kysely<Database>, bodies: BodyEncoder): Store['createDrop'] {
+  return async (drop: NewDrop, maxDrops: number) => {
+    // Hashed and compressed before the transaction, so the database is held only for the statements.
+    const body = await bodies.encode(drop.html);
+    return inTransaction<DropRecord, undefined>(db, async (trx) => {
+      const counted = await countDrop(trx, { accountId: drop.accountId, maxDrops });
+      if (counted.numAffectedRows === 0n) throw new Rollback(undefined);
       const row = {
         slug: drop.slug,
         account_id: drop.accountId,
@@ -116,10 +132,11 @@ function createDrop(db: Kysely<Database>): Store['createDrop'] {
         content_label: drop.contentLabel,
         network: encodeNetwork(drop.network ?? 'open'),
       };
-      await trx.insertInto('drops').values(row).execute();
-      await insertVersion(trx, drop.slug, 1, drop);
+      await insertDrop(trx, row);
+      await insertVersion(trx, drop.slug, 1, { ...drop, body });
       return toDrop(row);
     });
+  };
 }
 
 function findDrop(db: Kysely<Database>): Store['findDrop'] {
@@ -156,10 +173,11 @@ function listDrops(dialect: Dialect): Store['listDrops'] {
   };
 }
 
-function appendVersion(db: Kysely<Database>): Store['appendVersion'] {
+function appendVersion(db: Kysely<Database>, bodies: BodyEncoder): Store['appendVersion'] {
   type Result = DropRecord | 'not_found' | 'version_limit' | VersionConflict;
-  return (slug: string, version: NewVersion, changes: DropChanges, maxVersions: number, ifLatest?: number) =>
-    inTransaction<Result, never>(db, async (trx) => {
+  return async (slug: string, version: NewVersion, changes: DropChanges, maxVersions: number, ifLatest?: number) => {
+    const body = await bodies.encode(version.html);
+    return inTransaction<Result, never>(db, async (trx) => {
       // One conditional update on the drop's row: the cap and the precondition are checked under its row lock, so
       // of two writers with the same If-Match exactly one gets a row back.
       let update = trx
@@ -176,9 +194,10 @@ function appendVersion(db: Kysely<Database>): Store['appendVersion'] {
       if (ifLatest !== undefined) update = update.where('latest_version', '=', ifLatest);
       const row = await update.returning(DROP_COLUMNS).executeTakeFirst();
       if (row === undefined) return (await missedWrite(trx, slug, ifLatest)) ?? 'version_limit';
-      await insertVersion(trx, slug, Number(row.latest_version), version);
+      await insertVersion(trx, slug, Number(row.latest_version), { ...version, body });
       return toDrop(row);
     });
+  };
 }
 
 function updateDrop(db: Kysely<Database>): Store['updateDrop'] {
@@ -225,19 +244,31 @@ function findPasscode(db: Kysely<Database>): Store['findPasscode'] {
 function deleteDrop(db: Kysely<Database>): Store['deleteDrop'] {
   return (slug, ifLatest) =>
     inTransaction<boolean | VersionConflict, never>(db, async (trx) => {
-      let remove = trx.deleteFrom('drops').where('slug', '=', slug);
-      if (ifLatest !== undefined) remove = remove.where('latest_version', '=', ifLatest);
-      const row = await remove.returning('account_id').executeTakeFirst();
-      if (row === undefined) {
+      // A no-op update takes the drop's row lock (and checks the precondition) before anything is read or deleted,
+      // so no version can be added between the release of the bodies and the delete of the drop.
+      let lock = trx
+        .updateTable('drops')
+        .set((eb) => ({ updated_at: eb.ref('updated_at') }))
+        .where('slug', '=', slug);
+      if (ifLatest !== undefined) lock = lock.where('latest_version', '=', ifLatest);
+      const locked = await lock.executeTakeFirst();
+      if (locked.numUpdatedRows === 0n) {
         const missed = await missedWrite(trx, slug, ifLatest);
         return typeof missed === 'object' ? missed : false;
       }
-      await trx.deleteFrom('versions').where('slug', '=', slug).execute();
+      const uses = await deleteVersionRows(trx, slug);
+      const row = await trx
+        .deleteFrom('drops')
+        .where('slug', '=', slug)
+        .returning('account_id')
+        .executeTakeFirstOrThrow();
+      // The account's row before the bodies: the order a create takes them in (kysely/bodies.ts).
       await trx
         .updateTable('accounts')
         .set((eb) => ({ drop_count: eb('drop_count', '-', 1) }))
         .where('id', '=', row.account_id)
         .execute();
+      await releaseBodies(trx, uses);
       return true;
     });
 }
@@ -253,102 +284,4 @@ function listExpiredDrops(db: Kysely<Database>): Store['listExpiredDrops'] {
       .execute();
     return rows.map((row) => row.slug);
   };
-}
-
-function listVersions(db: Kysely<Database>): Store['listVersions'] {
-  return async (slug) => {
-    const rows = await db
-      .selectFrom('versions')
-      .select(['slug', 'version', 'size_bytes', 'created_at'])
-      .select((eb) => eb('context', 'is not', null).as('has_context'))
-      .where('slug', '=', slug)
-      .orderBy('version', 'desc')
-      .execute();
-    return rows.map(
-      (row): VersionInfo => ({
-        slug: row.slug,
-        version: Number(row.version),
-        sizeBytes: Number(row.size_bytes),
-        hasContext: Boolean(row.has_context),
-        createdAt: Number(row.created_at),
-      }),
-    );
-  };
-}
-
-function getVersion(db: Kysely<Database>): Store['getVersion'] {
-  return async (slug, version) => {
-    const row = await db
-      .selectFrom('versions')
-      .select(['slug', 'version', 'size_bytes', 'context', 'created_at'])
-      .where('slug', '=', slug)
-      .where('version', '=', version)
-      .executeTakeFirst();
-    if (row === undefined) return undefined;
-    return {
-      slug: row.slug,
-      version: Number(row.version),
-      sizeBytes: Number(row.size_bytes),
-      hasContext: row.context !== null,
-      context: row.context,
-      createdAt: Number(row.created_at),
-    };
-  };
-}
-
-function getVersionContent(db: Kysely<Database>): Store['getVersionContent'] {
-  return async (slug, version) => {
-    let query = db.selectFrom('versions').select(['version', 'html', 'created_at']).where('slug', '=', slug);
-    query =
-      version === undefined
-        ? query.where('version', '=', (eb) =>
-            eb.selectFrom('drops').select('latest_version').where('drops.slug', '=', slug),
-          )
-        : query.where('version', '=', version);
-    const row = await query.executeTakeFirst();
-    if (row === undefined) return undefined;
-    return { version: Number(row.version), html: row.html, createdAt: Number(row.created_at) };
-  };
-}
-
-function deleteVersion(db: Kysely<Database>): Store['deleteVersion'] {
-  type Result = DropRecord | 'not_found' | 'version_not_found' | 'last_version';
-  return (slug, version, now) =>
-    inTransaction<Result, Result>(db, async (trx) => {
-      // The conditional decrement takes the drop's row lock first, so concurrent deletes serialize on it.
-      const kept = await trx
-        .updateTable('drops')
-        .set((eb) => ({ version_count: eb('version_count', '-', 1), updated_at: now }))
-        .where('slug', '=', slug)
-        .where('version_count', '>', 1)
-        .executeTakeFirst();
-      if (kept.numUpdatedRows === 0n) {
-        if ((await selectDrop(trx, slug)) === undefined) return 'not_found';
-        const exists = await trx
-          .selectFrom('versions')
-          .select('version')
-          .where('slug', '=', slug)
-          .where('version', '=', version)
-          .executeTakeFirst();
-        return exists === undefined ? 'version_not_found' : 'last_version';
-      }
-      const removed = await trx
-        .deleteFrom('versions')
-        .where('slug', '=', slug)
-        .where('version', '=', version)
-        .executeTakeFirst();
-      if (removed.numDeletedRows === 0n) throw new Rollback<Result>('version_not_found');
-      const row = await trx
-        .updateTable('drops')
-        .set((eb) => ({
-          latest_version: eb
-            .selectFrom('versions')
-            .select((v) => v.fn.max('version').as('m'))
-            .where('versions.slug', '=', slug),
-        }))
-        .where('slug', '=', slug)
-        .returning(DROP_COLUMNS)
-        .executeTakeFirstOrThrow();
-      return toDrop(row);
-    });
 }

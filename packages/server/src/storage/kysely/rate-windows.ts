@@ -3,35 +3,49 @@
  * device requests past their retention) once expired. Each method's atomicity is stated on it in ../store.ts.
  */
 import type { Kysely } from 'kysely';
+import type { Dialect } from '../dialect.js';
 import type { Database } from '../schema.js';
 import type { RateWindow, Store } from '../store.js';
+import { prepared, slot } from './prepared.js';
 import { inTransaction, Rollback } from './shared.js';
 
 export type RateWindowStore = Pick<Store, 'hitRateWindows' | 'releaseRateWindow' | 'purgeExpired'>;
 
-export function rateWindowStore(db: Kysely<Database>): RateWindowStore {
+export function rateWindowStore(dialect: Dialect): RateWindowStore {
+  const { db } = dialect;
   return {
-    hitRateWindows: hitRateWindows(db),
+    hitRateWindows: hitRateWindows(dialect),
     releaseRateWindow: releaseRateWindow(db),
     purgeExpired: purgeExpired(db),
   };
 }
 
-function hitRateWindows(db: Kysely<Database>): Store['hitRateWindows'] {
+/** One window's insert-or-increment below its limit, compiled once (kysely/prepared.ts): every write runs it. */
+const hitWindow = prepared<{ key: string; endsAt: number; limit: number }>((db) =>
+  db
+    .insertInto('rate_windows')
+    .values({ key: slot('key'), count: 1, ends_at: slot('endsAt') })
+    .onConflict((oc) =>
+      oc
+        .column('key')
+        .doUpdateSet((eb) => ({ count: eb('rate_windows.count', '+', 1) }))
+        .where('rate_windows.count', '<', slot<number>('limit')),
+    )
+    .returning('count'),
+);
+
+/** A lazy transaction (Dialect.lazyTransaction): a counted write flushes with the write it admits. */
+function hitRateWindows(dialect: Dialect): Store['hitRateWindows'] {
+  type Hit = { exceeded: number | undefined };
   return (windows: readonly RateWindow[]) =>
-    inTransaction<{ exceeded: number | undefined }, { exceeded: number | undefined }>(db, async (trx) => {
+    inTransaction<Hit, Hit>(dialect.lazyTransaction, async (trx) => {
       for (const [index, window] of windows.entries()) {
-        const row = await trx
-          .insertInto('rate_windows')
-          .values({ key: window.key, count: 1, ends_at: window.endsAt })
-          .onConflict((oc) =>
-            oc
-              .column('key')
-              .doUpdateSet((eb) => ({ count: eb('rate_windows.count', '+', 1) }))
-              .where('rate_windows.count', '<', window.limit),
-          )
-          .returning('count')
-          .executeTakeFirst();
+        const { rows } = await hitWindow<{ count: number }>(trx, {
+          key: window.key,
+          endsAt: window.endsAt,
+          limit: window.limit,
+        });
+        const row = rows[0];
         if (row === undefined) throw new Rollback({ exceeded: index });
       }
       return { exceeded: undefined };

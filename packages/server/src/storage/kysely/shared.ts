@@ -123,12 +123,13 @@ export class Rollback<T> {
   constructor(readonly result: T) {}
 }
 
+/** Runs `work` in a transaction (of `db`, or begun by the given function); a Rollback thrown in it is the result. */
 export async function inTransaction<T, R>(
-  db: Kysely<Database>,
+  db: Kysely<Database> | ((work: (trx: Transaction<Database>) => Promise<T>) => Promise<T>),
   work: (trx: Transaction<Database>) => Promise<T>,
 ): Promise<T | R> {
   try {
-    return await db.transaction().execute(work);
+    return await (typeof db === 'function' ? db(work) : db.transaction().execute(work));
   } catch (error) {
     if (error instanceof Rollback) return error.result as R;
     throw error;

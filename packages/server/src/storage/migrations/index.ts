@@ -8,6 +8,7 @@ import { comments } from './0006-comments.js';
 import { history } from './0007-history.js';
 import { contentOrigins } from './0008-content-origins.js';
 import { oauth } from './0009-oauth.js';
+import { versionBodies } from './0010-version-bodies.js';
 
 /** Ordered migrations. Names sort in application order; never rename or edit a released one. */
 const MIGRATIONS: Record<string, Migration> = {
@@ -20,6 +21,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '0007-history': history,
   '0008-content-origins': contentOrigins,
   '0009-oauth': oauth,
+  '0010-version-bodies': versionBodies,
 };
 
 export const migrationProvider: MigrationProvider = {

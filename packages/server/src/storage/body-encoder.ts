@@ -1,0 +1,114 @@
+/**
+ * Where version bodies are hashed and compressed (docs/decisions/0027-compressed-deduplicated-bodies.md): in one
+ * worker thread, so a create spends on its event loop only the encoding of its HTML to UTF-8 (handed over without a
+ * copy) and the copy of the compressed bytes back. Documents are encoded in the order they arrive. When the worker is busy with more than
+ * `maxPending` documents, has failed, or cannot start, encoding runs on the thread pool in-process (encodeBody):
+ * slower for the event loop, never lost.
+ */
+import { Worker } from 'node:worker_threads';
+import { encodeBody, type StoredBody } from './bodies.js';
+import type { EncodeAnswer, EncodeRequest } from './body-worker.js';
+
+export interface BodyEncoder {
+  encode(html: string): Promise<StoredBody>;
+  /** Stops the worker; documents still being encoded finish in-process. */
+  close(): Promise<void>;
+}
+
+/**
+ * The compiled worker, found the same way from src/storage (tests) and dist/storage (the service): both resolve
+ * `../../dist/storage/` to the package's dist folder, which `npm run build` writes and `npm test` builds first.
+ */
+export const BODY_WORKER_URL = new URL('../../dist/storage/body-worker.js', import.meta.url);
+
+/** Structured cloning turns the Buffer into a plain Uint8Array: the same bytes, viewed as a Buffer again. */
+function asBuffer(body: StoredBody): StoredBody {
+  const { data } = body;
+  return { ...body, data: Buffer.from(data.buffer, data.byteOffset, data.byteLength) };
+}
+
+interface Pending {
+  readonly html: string;
+  readonly resolve: (body: StoredBody) => void;
+  readonly reject: (error: unknown) => void;
+}
+
+/** An idle worker stops after this long, giving back its memory (about 40 MB resident); the next create starts one. */
+const IDLE_STOP_MS = 60_000;
+
+export function createBodyEncoder(
+  options: { workerUrl?: URL; maxPending?: number; idleStopMs?: number } = {},
+): BodyEncoder {
+  const maxPending = options.maxPending ?? 16;
+  const idleStopMs = options.idleStopMs ?? IDLE_STOP_MS;
+  let idleTimer: NodeJS.Timeout | undefined;
+  const pending = new Map<number, Pending>();
+  let worker: Worker | undefined;
+  /** Set once a worker failed before answering anything: its script is missing or broken, so stop trying. */
+  let broken = false;
+  let closed = false;
+  let nextId = 1;
+
+  /** Hands what the worker still held to the in-process encoder, and forgets the worker. */
+  function discard(): Promise<unknown> {
+    clearTimeout(idleTimer);
+    const ending = worker;
+    worker = undefined;
+    ending?.removeAllListeners();
+    ending?.on('error', () => undefined);
+    for (const job of pending.values()) encodeBody(job.html).then(job.resolve, job.reject);
+    pending.clear();
+    return ending?.terminate() ?? Promise.resolve();
+  }
+
+  function start(): Worker {
+    const started = new Worker(options.workerUrl ?? BODY_WORKER_URL);
+    let answered = false;
+    started.on('message', (answer: EncodeAnswer) => {
+      answered = true;
+      const job = pending.get(answer.id);
+      if (job === undefined) return;
+      pending.delete(answer.id);
+      if ('error' in answer) job.reject(new Error(`encoding a body failed: ${answer.error}`));
+      else job.resolve(asBuffer(answer.body));
+      if (pending.size === 0) {
+        started.unref();
+        clearTimeout(idleTimer);
+        idleTimer = setTimeout(() => {
+          if (worker === started && pending.size === 0) void discard();
+        }, idleStopMs);
+        idleTimer.unref();
+      }
+    });
+    const fail = () => {
+      if (worker !== started) return;
+      if (!answered) broken = true;
+      void discard();
+    };
+    started.on('error', fail);
+    started.on('exit', fail);
+    return started;
+  }
+
+  return {
+    encode(html) {
+      if (closed || broken || pending.size >= maxPending) return encodeBody(html);
+      clearTimeout(idleTimer);
+      worker ??= start();
+      const id = nextId++;
+      const running = worker;
+      // The worker needs the UTF-8 bytes anyway; in their own memory they move to it without a copy.
+      const bytes = Buffer.from(html, 'utf8');
+      const own = bytes.byteOffset === 0 && bytes.buffer.byteLength === bytes.length;
+      return new Promise<StoredBody>((resolve, reject) => {
+        pending.set(id, { html, resolve, reject });
+        running.ref();
+        running.postMessage({ id, bytes } satisfies EncodeRequest, own ? [bytes.buffer] : []);
+      });
+    },
+    async close() {
+      closed = true;
+      await discard();
+    },
+  };
+}
