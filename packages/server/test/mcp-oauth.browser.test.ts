@@ -16,7 +16,7 @@ import type { Browser, BrowserContextOptions, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { axeViolations, blocking, describeViolations } from './axe.js';
 import { launchBrowser, screenshotPath } from './browser.js';
-import { createHarness, page as documentOf, type Harness } from './helpers.js';
+import { page as documentOf, type Harness } from './helpers.js';
 import { DEFAULT_OIDC_USER, type OidcTestProvider } from './oidc-provider.js';
 import { serveWithOidcProvider } from './served.js';
 
