@@ -17,7 +17,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { axeViolations, blocking, describeViolations } from './axe.js';
 import { launchBrowser, screenshotPath } from './browser.js';
 import { page as documentOf, type Harness } from './helpers.js';
-import { DEFAULT_OIDC_USER, type OidcTestProvider } from './oidc-provider.js';
+import { consentAndReturn, DEFAULT_OIDC_USER, type OidcTestProvider } from './oidc-provider.js';
 import { serveWithOidcProvider } from './served.js';
 
 let h: Harness;
@@ -94,13 +94,7 @@ async function signInToApproval(page: Page, url: URL): Promise<void> {
   await Promise.all([page.waitForURL(`${op.issuer}/interaction/**`), page.locator('#sign-in').click()]);
   await page.locator('#username').fill(DEFAULT_OIDC_USER.preferredUsername);
   await page.locator('#provider-login').click();
-  const next = page.locator('#provider-allow, #approve, #outcome, #provider-failure').first();
-  await next.waitFor({ timeout: 10_000 });
-  if (await page.locator('#provider-allow').isVisible()) await page.locator('#provider-allow').click();
-  await page.locator('#approve, #outcome').first().waitFor({ timeout: 10_000 });
-  if (!(await page.locator('#approve').isVisible())) {
-    throw new Error(`no approval page: ${await page.content()}\nprovider errors: ${op.errors.join('\n')}`);
-  }
+  await consentAndReturn(page, op);
 }
 
 const SHOTS: Record<string, BrowserContextOptions> = {

@@ -4,9 +4,11 @@
  * small interaction pages of our own (login: `#username` + `#provider-login`; consent: `#provider-allow`), so no
  * development-only feature is used. Its notices and errors are kept out of the test output.
  */
+
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
 import http, { type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import type { Page } from 'playwright-core';
 
 export interface OidcTestUser {
   readonly sub: string;
@@ -342,5 +344,19 @@ export async function startOidcProvider(options: OidcProviderOptions): Promise<O
   } catch (error) {
     release();
     throw error;
+  }
+}
+
+/**
+ * After the provider's login: its consent when asked (once per provider session and client), then back through the
+ * callback page to the service's approval page (`#approve`), or the failure shown with the provider's errors.
+ */
+export async function consentAndReturn(page: Page, op: OidcTestProvider): Promise<void> {
+  const next = page.locator('#provider-allow, #approve, #outcome, #provider-failure').first();
+  await next.waitFor({ timeout: 10_000 });
+  if (await page.locator('#provider-allow').isVisible()) await page.locator('#provider-allow').click();
+  await page.locator('#approve, #outcome').first().waitFor({ timeout: 10_000 });
+  if (!(await page.locator('#approve').isVisible())) {
+    throw new Error(`no approval page: ${await page.content()}\nprovider errors: ${op.errors.join('\n')}`);
   }
 }

@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { launchBrowser, screenshotPath } from './browser.js';
 import { expectTokenOnce, pollFlow, type StartedFlow, startFlow } from './device-api.js';
 import type { Harness } from './helpers.js';
-import { DEFAULT_OIDC_USER, type OidcTestProvider } from './oidc-provider.js';
+import { consentAndReturn, DEFAULT_OIDC_USER, type OidcTestProvider } from './oidc-provider.js';
 import { serveWithOidcProvider } from './served.js';
 
 let h: Harness;
@@ -56,14 +56,7 @@ async function signInAndApprove(context: BrowserContext, started: Started, label
     await page.screenshot({ path: screenshotPath(`verify-oidc-${shot}-provider-login`) });
     await page.locator('#provider-login').click();
 
-    // Consent is asked once per provider session and client; then back to /verify via the callback page.
-    const next = page.locator('#provider-allow, #approve, #outcome, #provider-failure').first();
-    await next.waitFor({ timeout: 10_000 });
-    if (await page.locator('#provider-allow').isVisible()) await page.locator('#provider-allow').click();
-    await page.locator('#approve, #outcome').first().waitFor({ timeout: 10_000 });
-    if (!(await page.locator('#approve').isVisible())) {
-      throw new Error(`no approval page: ${await page.content()}\nprovider errors: ${op.errors.join('\n')}`);
-    }
+    await consentAndReturn(page, op);
     expect(page.url()).toBe(`${base}/verify?code=${started.code}`);
     expect(await page.locator('#user-code').textContent()).toBe(started.code);
     expect(await page.locator('#signed-in-as').textContent()).toContain(DEFAULT_OIDC_USER.preferredUsername);

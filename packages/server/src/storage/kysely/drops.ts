@@ -72,25 +72,7 @@ export function dropStore(dialect: Dialect, bodies: BodyEncoder): DropStore {
 }
 
 /** The columns a create writes, each a slot of the prepared insert. */
-const NEW_DROP_COLUMNS = [
-  'slug',
-  'account_id',
-  'title',
-  'description',
-  'passcode_hash',
-  'passcode_generation',
-  'latest_version',
-  'last_issued_version',
-  'version_count',
-  'view_count',
-  'comments',
-  'metadata',
-  'created_at',
-  'updated_at',
-  'expires_at',
-  'content_label',
-  'network',
-] as const;
+const NEW_DROP_COLUMNS = [...DROP_COLUMNS, 'last_issued_version'] as const;
 
 /** The create's own statements, compiled once (kysely/prepared.ts). */
 const countDrop = prepared<{ accountId: string; maxDrops: number }>((db) =>
