@@ -15,12 +15,12 @@ import { ConfigError, loadConfig } from './config.js';
 import { ensureAccount, issueToken } from './domain/accounts.js';
 import { systemClock } from './domain/clock.js';
 import { TOKEN_ID_PATTERN } from './domain/ids.js';
+import type { Store } from './domain/store.js';
 import type { Account } from './domain/types.js';
-import { rotateSecretFile } from './secrets.js';
+import { rotateSecretFile } from './keys/signing-keys.js';
 import { serve } from './server.js';
 import { openStore } from './storage/index.js';
 import { migrateData } from './storage/migrate-data.js';
-import type { Store } from './storage/store.js';
 
 const USAGE = `Usage:
   htmldrop-server [serve]                                   run the service

@@ -1,18 +1,25 @@
-/** Composition root: config -> store -> migrate -> app -> listen; graceful shutdown on SIGINT/SIGTERM. */
+/**
+ * The composition root (docs/architecture.md, "Process lifecycle"): config -> store (migrated) -> counters, bus and
+ * clock -> services -> app -> listen; the periodic jobs' timers (flush, purge); graceful shutdown on SIGINT/SIGTERM.
+ * The only place that knows every part.
+ */
 import { type Config, ConfigError, isLoopbackHost, loadConfig } from './config.js';
 import { createPostgresBus } from './coordination/postgres-bus.js';
 import { createRedisCoordination } from './coordination/redis.js';
 import { createFollowingClock } from './domain/clock.js';
+import type { Store } from './domain/store.js';
 import { type App, buildApp } from './http/app.js';
 import { keepTickObjectShape } from './serve/tick-shape.js';
+import { createServices, type Services } from './services.js';
 import { openStore } from './storage/index.js';
-import type { Store } from './storage/store.js';
 
 /** Expired drops are deleted within the hour (docs/api.md, "Expiry"): a purge every 10 minutes on every instance. */
 const PURGE_INTERVAL_MS = 10 * 60_000;
 
 /** Starts the service; resolves once it listens. */
-export async function startServer(config: Config): Promise<{ app: App; store: Store; close: () => Promise<void> }> {
+export async function startServer(
+  config: Config,
+): Promise<{ app: App; store: Store; services: Services; close: () => Promise<void> }> {
   if (config.authProvider === 'local' && !isLoopbackHost(config.host) && !config.allowLocalAuth) {
     throw new ConfigError(
       `the local identity provider lets anyone sign in as anyone; refusing to listen on ${config.host}. ` +
@@ -42,14 +49,14 @@ export async function startServer(config: Config): Promise<{ app: App; store: St
     config.databaseUrl === undefined
       ? undefined
       : await createFollowingClock(() => store.databaseTime(), { report: (error) => onClockError(error) });
-  const app = await buildApp({
+  const services = createServices({
     config,
     store,
-    logger: { level: config.logLevel },
     ...(following === undefined ? {} : { clock: following.clock }),
     ...(redis === undefined ? {} : { counter: redis.counter }),
     ...(bus === undefined ? {} : { bus }),
   });
+  const app = await buildApp(services, { logger: { level: config.logLevel } });
   onClockError = (error) =>
     app.log.warn({ err: error }, "could not read the database's time; keeping the last measured offset");
   onConnectionError = (error) =>
@@ -62,23 +69,40 @@ export async function startServer(config: Config): Promise<{ app: App; store: St
         "other's passcode capabilities and sign-in sessions; set HTMLDROP_SECRET to the same value on every instance",
     );
   }
-  const purge = setInterval(() => {
-    app.services.purge().catch((error: unknown) => app.log.error({ err: error }, 'purge failed'));
-  }, PURGE_INTERVAL_MS);
-  purge.unref();
+  const timers = startTimers(services, app.log);
   await app.listen({ port: config.port, host: config.host });
   let closing: Promise<void> | undefined;
   const close = () => {
     closing ??= (async () => {
-      clearInterval(purge);
+      timers.stop();
       following?.stop();
       await app.close();
+      // After the last request: the counts it added are written before the store closes.
+      await timers.flush();
       await (redis === undefined ? bus?.close() : redis.close());
       await store.close();
     })();
     return closing;
   };
-  return { app, store, close };
+  return { app, store, services, close };
+}
+
+/** The periodic jobs: coalesced counters written every flush interval, expired things purged every 10 minutes. */
+function startTimers(services: Services, log: App['log']): { stop(): void; flush(): Promise<void> } {
+  const flush = () => services.flushCounters().catch((error: unknown) => log.error({ err: error }, 'flush failed'));
+  const flushTimer = setInterval(flush, services.config.flushIntervalMs);
+  const purgeTimer = setInterval(() => {
+    services.purge().catch((error: unknown) => log.error({ err: error }, 'purge failed'));
+  }, PURGE_INTERVAL_MS);
+  flushTimer.unref();
+  purgeTimer.unref();
+  return {
+    stop() {
+      clearInterval(flushTimer);
+      clearInterval(purgeTimer);
+    },
+    flush,
+  };
 }
 
 /**

@@ -1,7 +1,8 @@
 /**
  * The service layer, wired once from the configuration and the store: the domain's dependencies, the caches and
- * counters, the signing keys, the identity provider. `buildApp` (http/app.ts) builds the HTTP app on top of it; the
- * process (server.ts) chooses the store, the counters, the bus and the clock. Tests pass their own parts.
+ * counters, the signing keys, the identity provider, and the periodic jobs (flush, purge) as functions. The process
+ * (server.ts, the composition root) chooses the store, the counters, the bus and the clock, calls this, hands the
+ * result to `buildApp` (http/app.ts) and runs the jobs' timers. Tests pass their own parts.
  */
 import type { Config } from './config.js';
 import { createLocalBus, type InvalidationBus } from './coordination/bus.js';
@@ -11,23 +12,24 @@ import { type Capabilities, createCapabilities } from './domain/capability.js';
 import { type Clock, systemClock } from './domain/clock.js';
 import type { CommentDeps } from './domain/comments.js';
 import { type ContentHosts, contentHostsOf } from './domain/content-origin.js';
-import type { DeviceFlowDeps } from './domain/device-flow.js';
+import { DEVICE_RETENTION_MS, type DeviceFlowDeps } from './domain/device-flow.js';
 import type { GuardDeps } from './domain/device-guards.js';
 import type { DropChangeListener, DropDeps } from './domain/drops.js';
+import { purgeExpiredDrops } from './domain/expiry.js';
 import type { RandomInt } from './domain/ids.js';
-import type { OAuthDeps } from './domain/oauth.js';
+import { type OAuthDeps, purgeOAuth } from './domain/oauth.js';
 import { findRawDocument, type PublicViewDeps } from './domain/public-view.js';
 import type { RateCounter } from './domain/rate-counter.js';
 import type { StatsDeps } from './domain/stats.js';
+import type { Store } from './domain/store.js';
 import { createViewerHasher } from './domain/viewer-id.js';
 import { createViewCounter, type RenderCountDeps, type UnlockDeps, type ViewCounter } from './domain/viewing.js';
 import { createWriteLimiter, type WriteLimiter } from './domain/write-limit.js';
-import { createSigner, type Signer } from './http/signed-cookie.js';
 import { createIdentityProvider, type IdentityProvider } from './identity/index.js';
-import { loadSigningKeys, type SigningKeys } from './secrets.js';
+import { createSigner, type Signer } from './keys/signer.js';
+import { loadSigningKeys, type SigningKeys } from './keys/signing-keys.js';
 import { createRawCache, type RawCache } from './serve/raw-cache.js';
 import { createRawLoader, type RawLoader } from './serve/raw-loader.js';
-import type { Store } from './storage/store.js';
 
 export interface ServiceOptions {
   readonly config: Config;
@@ -80,6 +82,12 @@ export interface Services {
   readonly loadRaw: RawLoader;
   /** Writes every coalesced counter now (token last use, view counts). */
   flushCounters(): Promise<void>;
+  /**
+   * Deletes what has expired at the service clock's now: expired drops (docs/api.md, "Expiry"), rate counters,
+   * idempotency answers, old device requests, lapsed OAuth codes and clients. Safe on several instances at once.
+   * Returns the number of drops deleted.
+   */
+  purge(): Promise<number>;
   /** Where a committed change that could not be announced to other instances is reported (the app's log). */
   onPublishFailure(report: (error: unknown, slug: string) => void): void;
 }
@@ -111,6 +119,7 @@ export function createServices(options: ServiceOptions): Services {
   const tokenUses = createTokenUseRecorder(store);
   const commentSignal = createCommentSignal(bus);
   const views = createViewCounter(store);
+  const drops: DropDeps = { store, clock, limits, listener, ...random };
   return {
     config,
     store,
@@ -141,7 +150,7 @@ export function createServices(options: ServiceOptions): Services {
         maxDropAttemptsPerDay: limits.maxDropPasscodeAttemptsPerDay,
       },
     },
-    drops: { store, clock, limits, listener, ...random },
+    drops,
     comments: { store, clock, limits, counter, signal: commentSignal, ...random },
     commentSignal,
     publicView: { store, clock, tokenUses, capabilities },
@@ -152,6 +161,11 @@ export function createServices(options: ServiceOptions): Services {
     }),
     async flushCounters() {
       await Promise.all([tokenUses.flush(), views.flush()]);
+    },
+    async purge() {
+      await store.purgeExpired(clock.now(), DEVICE_RETENTION_MS);
+      await purgeOAuth({ store, clock });
+      return purgeExpiredDrops(drops);
     },
     onPublishFailure(report) {
       reportPublishFailure = report;

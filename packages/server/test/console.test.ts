@@ -328,7 +328,7 @@ describe('comments and read receipts on the drop page', () => {
     });
     const second = await h.call('POST', `/api/drops/${slug}/comments`, { token, body: { body: 'Typo', quote: 'teh' } });
     await h.app.inject({ method: 'GET', url: `/p/${slug}`, headers: { 'user-agent': 'reader-1' } });
-    await h.app.services.flush();
+    await h.services.flushCounters();
     const s = await signIn('ann');
     const base = `/console/drops/${slug}`;
     const shown = await get(base, s.cookie);

@@ -266,11 +266,11 @@ describe('the fast path', () => {
       });
     const raw = await get(`/p/${drop.slug}/raw`, 'localhost:8787');
     const label = host.split('.')[0] ?? '';
-    expect(h.app.services.rawCache.get({ label }, undefined)).toBeUndefined();
+    expect(h.services.rawCache.get({ label }, undefined)).toBeUndefined();
     const miss = await get('/', host);
     expect(miss.status).toBe(200);
     // Kept under the label: the next request is a fast-path hit (serve/fast-path.test.ts shows which side answers).
-    expect(h.app.services.rawCache.get({ label }, undefined)).toBeDefined();
+    expect(h.services.rawCache.get({ label }, undefined)).toBeDefined();
     const hit = await get('/', host);
     expect(hit.body).toBe(miss.body);
     expect(hit.body).toBe(raw.body);

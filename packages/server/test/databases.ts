@@ -6,12 +6,12 @@ import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import { type Kysely, Migrator } from 'kysely';
 import pg from 'pg';
+import type { Store } from '../src/domain/store.js';
 import { createKyselyStore } from '../src/storage/kysely-store.js';
 import { migrationProvider } from '../src/storage/migrations/index.js';
 import { openPostgres } from '../src/storage/postgres.js';
 import type { Database } from '../src/storage/schema.js';
 import { openSqlite } from '../src/storage/sqlite.js';
-import type { Store } from '../src/storage/store.js';
 import { tempDir } from './temp.js';
 
 export type DialectName = 'sqlite' | 'postgres';

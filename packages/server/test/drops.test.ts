@@ -374,7 +374,7 @@ describe('/api/me and /api/tokens', () => {
   it('keeps last_used_at without a write per request and flushes it', async () => {
     const token = await h.token('ivy');
     await h.call('GET', '/api/me', { token });
-    await h.app.services.tokenUses.flush();
+    await h.services.tokenUses.flush();
     const tokens = await h.store.listActiveTokens((await h.call('GET', '/api/me', { token })).json.user_id);
     expect(tokens[0]?.lastUsedAt).toEqual(expect.any(Number));
   });

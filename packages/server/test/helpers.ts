@@ -3,8 +3,9 @@ import type { LightMyRequestResponse } from 'fastify';
 import { type Config, type Limits, loadConfig } from '../src/config.js';
 import { ensureAccount, issueToken } from '../src/domain/accounts.js';
 import type { Clock } from '../src/domain/clock.js';
+import type { Store } from '../src/domain/store.js';
 import { type App, buildApp } from '../src/http/app.js';
-import type { Store } from '../src/storage/store.js';
+import { createServices, type ServiceOptions, type Services } from '../src/services.js';
 import { createTestDatabase } from './databases.js';
 
 export { tempDir } from './temp.js';
@@ -30,6 +31,8 @@ export function createTestClock(start = Date.UTC(2026, 10, 21, 12, 0, 0)): TestC
 
 export interface Harness {
   readonly app: App;
+  /** The services the app was built over (flush the counters, purge, look into the raw cache). */
+  readonly services: Services;
   readonly store: Store;
   readonly config: Config;
   readonly dataDir: string;
@@ -73,10 +76,10 @@ export async function createHarness(options: HarnessOptions = {}): Promise<Harne
   const store = database.open();
   await store.migrate();
   const clock = options.clock ?? { now: () => Date.now() };
-  const app = await buildApp({ config, store, clock });
-  await app.ready();
+  const { app, services } = await buildTestApp({ config, store, clock });
   return {
     app,
+    services,
     store,
     config,
     dataDir,
@@ -110,11 +113,20 @@ export async function createHarness(options: HarnessOptions = {}): Promise<Harne
     openStore: () => database.open(),
     async close() {
       await app.close();
+      await services.flushCounters().catch(() => undefined);
       // A test may have closed the store on purpose (to provoke failures); the database is dropped regardless.
       await store.close().catch(() => undefined);
       await database.drop();
     },
   };
+}
+
+/** Services and an app over them, as the composition root (server.ts) wires them; ready to inject. */
+export async function buildTestApp(options: ServiceOptions): Promise<{ app: App; services: Services }> {
+  const services = createServices(options);
+  const app = await buildApp(services);
+  await app.ready();
+  return { app, services };
 }
 
 /** A small valid document. */

@@ -399,21 +399,21 @@ describe('expires_at', () => {
 
   it('is purged: the drop, its versions and its quota slot', async () => {
     // Drops of the tests above that expired as their clock moved on.
-    await h.app.services.purge();
+    await h.services.purge();
     const owner = await h.token('erin');
     const before = (await h.store.findAccountsByLogin('erin'))[0]?.dropCount ?? 0;
     const expiresAt = clock.now() + 2 * 60_000;
     const { slug } = await create({ expires_at: expiresAt }, owner);
     const { slug: kept } = await create({}, owner);
-    expect(await h.app.services.purge()).toBe(0);
+    expect(await h.services.purge()).toBe(0);
     clock.set(expiresAt);
-    expect(await h.app.services.purge()).toBeGreaterThanOrEqual(1);
+    expect(await h.services.purge()).toBeGreaterThanOrEqual(1);
     expect(await h.store.findDrop(slug)).toBeUndefined();
     expect(await h.store.getVersionContent(slug, 1)).toBeUndefined();
     expect(await h.store.findDrop(kept)).toBeDefined();
     expect((await h.store.findAccountsByLogin('erin'))[0]?.dropCount).toBe(before + 1);
     // A second instance purging at the same time deletes nothing twice.
-    expect(await h.app.services.purge()).toBe(0);
+    expect(await h.services.purge()).toBe(0);
     expect((await h.call('GET', `/p/${slug}`)).status).toBe(404);
   });
 });

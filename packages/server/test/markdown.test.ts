@@ -389,7 +389,7 @@ describe('GET /p/<slug>.md and Accept: text/markdown', () => {
     const { slug } = await publish();
     await h.call('GET', `/p/${slug}.md`);
     await markdownOf(`/p/${slug}`);
-    await h.app.services.flush();
+    await h.services.flushCounters();
     const stats = await h.call('GET', `/api/drops/${slug}/stats`, { token });
     expect(stats.json.views).toBe(0);
   });

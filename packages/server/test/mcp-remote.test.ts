@@ -10,9 +10,8 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildApp } from '../src/http/app.js';
 import type { Harness } from './helpers.js';
-import { page } from './helpers.js';
+import { buildTestApp, page } from './helpers.js';
 import { approveOAuthAsHuman } from './human.js';
 import { serveOnLoopback } from './served.js';
 
@@ -421,7 +420,7 @@ describe('another instance', () => {
     const { json } = await exchange({ client_id: clientId, code, code_verifier: verifier });
     const token = json.access_token ?? '';
     const store = h.openStore();
-    const other = await buildApp({ config: h.config, store });
+    const { app: other } = await buildTestApp({ config: h.config, store });
     try {
       const init = { jsonrpc: '2.0', id: 1, method: 'tools/list', params: {} };
       const headers = {

@@ -361,7 +361,7 @@ describe('GET /p/<slug> (viewer)', () => {
     await h.call('HEAD', `/p/${slug}`);
     await h.call('GET', `/p/${slug}/raw`);
     expect((await h.call('GET', `/api/drops/${slug}`, { token })).json.view_count).toBe(0);
-    await h.app.services.flush();
+    await h.services.flushCounters();
     expect((await h.call('GET', `/api/drops/${slug}`, { token })).json.view_count).toBe(2);
   });
 });

@@ -68,10 +68,10 @@ describe('raw path over a socket', () => {
       const slug = await publish(page('cached '.repeat(200)));
       for (const path of [`/p/${slug}/raw`, `/p/${slug}/raw?v=1`]) {
         const version = path.endsWith('v=1') ? 1 : undefined;
-        h.app.services.rawCache.invalidate(slug);
-        expect(h.app.services.rawCache.get({ slug }, version)).toBeUndefined();
+        h.services.rawCache.invalidate(slug);
+        expect(h.services.rawCache.get({ slug }, version)).toBeUndefined();
         const miss = await request(path, headers, method);
-        expect(h.app.services.rawCache.get({ slug }, version)).toBeDefined();
+        expect(h.services.rawCache.get({ slug }, version)).toBeDefined();
         const hit = await request(path, headers, method);
         expect(hit.status).toBe(200);
         expect(hit.headers['content-encoding']).toBe(encoding);

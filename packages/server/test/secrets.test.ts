@@ -8,7 +8,12 @@ import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../src/config.js';
 import { createCapabilities } from '../src/domain/capability.js';
-import { loadSigningKeys, rotateSecretFile, SECRET_FILE_NAME, signingKeysFromSecret } from '../src/secrets.js';
+import {
+  loadSigningKeys,
+  rotateSecretFile,
+  SECRET_FILE_NAME,
+  signingKeysFromSecret,
+} from '../src/keys/signing-keys.js';
 import { openSqlite, SQLITE_FILE_NAME } from '../src/storage/sqlite.js';
 import { createTestDatabase, DIALECTS, openAtMigration } from './databases.js';
 import { createHarness, page } from './helpers.js';

@@ -3,9 +3,8 @@
  * distinct viewers per UTC day, per version, batched like view_count, across instances, and the owner-only refusals.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildApp } from '../src/http/app.js';
 import { TEST_DIALECT } from './databases.js';
-import { createHarness, createTestClock, type Harness, page, type TestClock } from './helpers.js';
+import { buildTestApp, createHarness, createTestClock, type Harness, page, type TestClock } from './helpers.js';
 
 const UA = 'Mozilla/5.0 (X11; Linux x86_64) Firefox/140.0';
 const DAY_MS = 86_400_000;
@@ -93,7 +92,7 @@ describe('GET /api/drops/<slug>/stats', () => {
 
     // Batched like view_count: nothing before the flush.
     expect((await stats(slug)).json.views).toBe(0);
-    await h.app.services.flush();
+    await h.services.flushCounters();
     expect((await stats(slug)).json).toEqual({
       views: 6,
       unique_viewers: 4,
@@ -119,7 +118,7 @@ describe('GET /api/drops/<slug>/stats', () => {
     await render(slug);
     clock.set(midnight + 3_600_000);
     await render(slug);
-    await h.app.services.flush();
+    await h.services.flushCounters();
     const reply = (await stats(slug)).json;
     expect(reply).toMatchObject({ views: 4, unique_viewers: 2, first_viewed_at: midnight - 60_000 });
     expect(reply.versions).toEqual([{ version: 1, views: 4, unique_viewers: 2, last_viewed_at: midnight + 3_600_000 }]);
@@ -130,14 +129,14 @@ describe('GET /api/drops/<slug>/stats', () => {
     await render(slug, { ip: '2001:db8:7:8::1' });
     await render(slug, { ip: '2001:db8:7:8:ffff::2' });
     await render(slug, { ip: '2001:db8:7:9::1' });
-    await h.app.services.flush();
+    await h.services.flushCounters();
     expect((await stats(slug)).json).toMatchObject({ views: 3, unique_viewers: 2 });
   });
 
   it('counts a locked drop only when the viewer is shown, not the passcode gate', async () => {
     const slug = await publish(1, { passcode: 'open sesame' });
     expect(await render(slug)).toBe(200);
-    await h.app.services.flush();
+    await h.services.flushCounters();
     expect((await stats(slug)).json.views).toBe(0);
     const unlocked = await h.app.inject({
       method: 'POST',
@@ -149,7 +148,7 @@ describe('GET /api/drops/<slug>/stats', () => {
     expect(unlocked.statusCode).toBe(303);
     const cookie = String(unlocked.headers['set-cookie']).split(';')[0] ?? '';
     expect(await render(slug, { headers: { cookie } })).toBe(200);
-    await h.app.services.flush();
+    await h.services.flushCounters();
     expect((await stats(slug)).json).toMatchObject({ views: 1, unique_viewers: 1 });
   });
 
@@ -157,11 +156,11 @@ describe('GET /api/drops/<slug>/stats', () => {
     const slug = await publish(2);
     await render(slug, { ip: '192.0.2.1', v: 1 });
     await render(slug, { ip: '192.0.2.2', v: 2 });
-    await h.app.services.flush();
+    await h.services.flushCounters();
     expect((await h.call('DELETE', `/api/drops/${slug}/v/1`, { token: owner })).status).toBe(200);
     // Rendered after the version is gone: the latest is shown; a render of v1 flushed late would be dropped.
     await render(slug, { ip: '192.0.2.3' });
-    await h.app.services.flush();
+    await h.services.flushCounters();
     const reply = (await stats(slug)).json;
     expect(reply).toMatchObject({ views: 3, unique_viewers: 3 });
     expect(reply.versions).toEqual([{ version: 2, views: 2, unique_viewers: 2, last_viewed_at: expect.any(Number) }]);
@@ -175,15 +174,14 @@ describe('GET /api/drops/<slug>/stats', () => {
     const slug = await publish();
     // A second instance: its own store and app on the same database and secret, as another process would be.
     const store = h.openStore();
-    const other = await buildApp({ config: h.config, store, clock });
-    await other.ready();
+    const { app: other, services: otherServices } = await buildTestApp({ config: h.config, store, clock });
     try {
       await render(slug, { ip: '192.0.2.1' });
       await render(slug, { ip: '192.0.2.1', app: other });
       await render(slug, { ip: '192.0.2.2', app: other });
       // On PostgreSQL the two flush at once; SQLite has one writer per database (and one instance per database).
-      if (TEST_DIALECT === 'postgres') await Promise.all([h.app.services.flush(), other.services.flush()]);
-      else await h.app.services.flush().then(() => other.services.flush());
+      if (TEST_DIALECT === 'postgres') await Promise.all([h.services.flushCounters(), otherServices.flushCounters()]);
+      else await h.services.flushCounters().then(() => otherServices.flushCounters());
       expect((await stats(slug)).json).toMatchObject({ views: 3, unique_viewers: 2 });
       expect(await viewCount(slug)).toBe(3);
     } finally {
@@ -241,7 +239,7 @@ describe('behind a trusted proxy', () => {
       });
       expect(reply.statusCode).toBe(200);
     }
-    await proxied.app.services.flush();
+    await proxied.services.flushCounters();
     const reply = await proxied.call('GET', `/api/drops/${slug}/stats`, { token });
     expect(reply.json).toMatchObject({ views: 3, unique_viewers: 2 });
   });

@@ -10,7 +10,7 @@
 import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 import type { RateCounter } from '../domain/rate-counter.js';
-import type { RateWindow } from '../storage/store.js';
+import type { RateWindow } from '../domain/store.js';
 import type { InvalidationBus } from './bus.js';
 
 /** KEYS: window keys. ARGV: limit and expiry (Unix ms) per key. Returns 0, or the 1-based index of a full window. */

@@ -1,15 +1,15 @@
 /** Accounts and API tokens: issuing, authenticating, coalesced last-use tracking, revocation. */
 import { ApiError } from '../errors.js';
-import type { Identity, Store } from '../storage/store.js';
 import type { Clock } from './clock.js';
 import { isWellFormedToken, newApiToken, newUserId, type RandomInt, sha256Hex, tokenIdFromHash } from './ids.js';
-import type { Account, TokenInfo } from './types.js';
+import type { AccountStore } from './store.js';
+import type { Account, Identity, TokenInfo } from './types.js';
 
 export const MAX_TOKEN_LABEL_CHARS = 64;
 
 /** What the account functions need: the store, the clock and the pending token uses. */
 export interface AccountDeps {
-  readonly store: Store;
+  readonly store: AccountStore;
   readonly clock: Clock;
   readonly tokenUses: TokenUseRecorder;
 }
@@ -36,7 +36,7 @@ export async function listTokens(deps: AccountDeps, accountId: string): Promise<
 
 /** Mints a token for an account. The plaintext is returned once and only its SHA-256 hash is stored. */
 export async function issueToken(
-  store: Store,
+  store: AccountStore,
   clock: Clock,
   accountId: string,
   label: string | null,
@@ -65,7 +65,7 @@ export interface TokenUseRecorder {
   flush(): Promise<void>;
 }
 
-export function createTokenUseRecorder(store: Store): TokenUseRecorder {
+export function createTokenUseRecorder(store: AccountStore): TokenUseRecorder {
   let uses = new Map<string, number>();
   return {
     touch(tokenId, at) {
@@ -98,7 +98,7 @@ export function withPendingUse(token: TokenInfo, recorder: TokenUseRecorder): To
  * malformed, bad checksum, unknown or revoked -> 401 invalid_token).
  */
 export async function authenticate(
-  store: Store,
+  store: Pick<AccountStore, 'findActiveToken'>,
   clock: Clock,
   recorder: TokenUseRecorder,
   header: string | undefined,

@@ -6,11 +6,11 @@
  */
 import type { Limits } from '../config.js';
 import { ApiError } from '../errors.js';
-import type { Store } from '../storage/store.js';
 import type { Clock } from './clock.js';
 import { getOwnedDrop } from './drops.js';
 import { newCommentId, type RandomInt } from './ids.js';
 import { hitWindow, type RateCounter } from './rate-counter.js';
+import type { CommentStore, DropStore } from './store.js';
 import { type CommentRecord, type DropRecord, isExpired } from './types.js';
 
 export const MAX_COMMENT_CHARS = 4000;
@@ -35,7 +35,7 @@ export interface CommentSignal {
 }
 
 export interface CommentDeps {
-  readonly store: Store;
+  readonly store: CommentStore & Pick<DropStore, 'findDrop'>;
   readonly clock: Clock;
   readonly limits: Limits;
   readonly counter: RateCounter;

@@ -4,7 +4,6 @@ import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createKyselyStore } from '../storage/kysely-store.js';
 import { openSqlite } from '../storage/sqlite.js';
-import type { Store } from '../storage/store.js';
 import { ensureAccount } from './accounts.js';
 import {
   DEVICE_RETENTION_MS,
@@ -16,6 +15,7 @@ import {
   startDeviceFlow,
 } from './device-flow.js';
 import { isWellFormedToken, sha256Hex } from './ids.js';
+import type { Store } from './store.js';
 
 let dir: string;
 let store: Store;

@@ -10,9 +10,9 @@
  * plaintext at any point.
  */
 import { randomBytes } from 'node:crypto';
-import type { Store } from '../storage/store.js';
 import type { Clock } from './clock.js';
 import { newApiToken, type RandomInt, randomBase62, secureRandomInt, sha256Hex, tokenIdFromHash } from './ids.js';
+import type { DeviceRequestStore } from './store.js';
 import type { DeviceRequest } from './types.js';
 
 /** Spec 3.1: a verification request lives 600 s. */
@@ -29,7 +29,7 @@ export const USER_CODE_ALPHABET = 'ABCDEFGHJKLMNPQRSTUVWXYZ23456789';
 export type PollStatus = 'pending' | 'verified' | 'claimed' | 'expired' | 'not_found';
 
 export interface DeviceFlowDeps {
-  readonly store: Store;
+  readonly store: DeviceRequestStore;
   readonly clock: Clock;
   readonly random?: RandomInt;
 }

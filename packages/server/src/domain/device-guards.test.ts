@@ -5,7 +5,6 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createTestDatabase, DIALECTS, type TestDatabase } from '../../test/databases.js';
 import { DEFAULT_LIMITS, type Limits } from '../config.js';
-import type { Store } from '../storage/store.js';
 import { ensureAccount } from './accounts.js';
 import { type DeviceFlowDeps, decideDeviceFlow, normalizeUserCode, startDeviceFlow } from './device-flow.js';
 import {
@@ -17,6 +16,7 @@ import {
   throttleDeviceStarts,
   throttlePolls,
 } from './device-guards.js';
+import type { Store } from './store.js';
 
 /** 10 s into a minute, and into a 15-minute window: 50 s and 890 s before they end. */
 const T0 = Date.UTC(2026, 10, 21, 12, 0, 10);

@@ -4,13 +4,13 @@
  */
 import type { Limits } from '../config.js';
 import { ApiError } from '../errors.js';
-import type { DropChanges, Store, VersionConflict } from '../storage/store.js';
 import type { Clock } from './clock.js';
 import { newContentLabel } from './content-origin.js';
 import { checkedExpiry } from './expiry.js';
 import { newSlug, parseVersionNumber, type RandomInt } from './ids.js';
 import { checkedNetwork } from './network.js';
 import { hashPasscode } from './passcode.js';
+import type { DropChanges, DropStore, VersionConflict } from './store.js';
 import {
   type CommentSetting,
   type DropRecord,
@@ -30,7 +30,7 @@ export interface DropChangeListener {
 }
 
 export interface DropDeps {
-  readonly store: Store;
+  readonly store: DropStore;
   readonly clock: Clock;
   readonly limits: Limits;
   readonly listener: DropChangeListener;
@@ -161,7 +161,7 @@ const gone = (slug: string) => new ApiError('not_found', { message: `No drop wit
 
 /** The caller's drop, or 404 not_found (also once it expired: docs/api.md, "Expiry") / 403 forbidden. */
 export async function getOwnedDrop(
-  deps: Pick<DropDeps, 'store' | 'clock'>,
+  deps: { readonly store: Pick<DropStore, 'findDrop'>; readonly clock: Clock },
   accountId: string,
   slug: string,
 ): Promise<DropRecord> {

@@ -4,9 +4,9 @@
  * reclaims the storage, within the hour, and is safe to run on every instance at once.
  */
 import { ApiError } from '../errors.js';
-import type { Store } from '../storage/store.js';
 import type { Clock } from './clock.js';
 import type { DropChangeListener } from './drops.js';
+import type { DropStore } from './store.js';
 
 /** The earliest expiry accepted, from now: time for the client to read its answer and share the link. */
 export const MIN_EXPIRY_MS = 60_000;
@@ -30,7 +30,7 @@ export function checkedExpiry(value: number | null | undefined, now: number): nu
 }
 
 export interface PurgeDeps {
-  readonly store: Store;
+  readonly store: DropStore;
   readonly clock: Clock;
   readonly listener: DropChangeListener;
 }

@@ -6,12 +6,12 @@
  * (http/oauth-provider.ts). Refusals are `OAuthRefusal`s carrying the RFC's error code.
  */
 import type { Limits } from '../config.js';
-import type { Store } from '../storage/store.js';
 import { MAX_TOKEN_LABEL_CHARS } from './accounts.js';
 import { clientGroup } from './client-address.js';
 import type { Clock } from './clock.js';
 import { newApiToken, type RandomInt, randomBase62, sha256Hex, tokenIdFromHash } from './ids.js';
 import { hitWindow, type RateCounter } from './rate-counter.js';
+import type { OAuthStore } from './store.js';
 import type { OAuthClient, OAuthCodeRecord } from './types.js';
 
 /** How long an approval's code may wait for its exchange. */
@@ -41,7 +41,7 @@ export class OAuthRefusal extends Error {
 }
 
 export interface OAuthDeps {
-  readonly store: Store;
+  readonly store: OAuthStore;
   readonly clock: Clock;
   readonly counter: RateCounter;
   readonly limits: Limits;

@@ -3,14 +3,15 @@
  * locked drop opens for this visitor (a capability for its current passcode, or its owner's token), and the viewer
  * page's content. The HTTP layer only adapts these answers; the bytes, variants and cache belong to serve/.
  */
-import type { Store } from '../storage/store.js';
+
 import { authenticate, type TokenUseRecorder } from './accounts.js';
 import type { Capabilities } from './capability.js';
 import type { Clock } from './clock.js';
+import type { AccountStore, DropStore } from './store.js';
 import { type DropRecord, isExpired, type VersionContent, type VersionInfo, type VersionRecord } from './types.js';
 
 export interface PublicViewDeps {
-  readonly store: Store;
+  readonly store: DropStore & Pick<AccountStore, 'findActiveToken'>;
   readonly clock: Clock;
   readonly tokenUses: TokenUseRecorder;
   readonly capabilities: Capabilities;
@@ -31,7 +32,7 @@ export interface VisitorAccess {
  * undefined when the drop or the version does not exist.
  */
 export async function findRawDocument(
-  store: Store,
+  store: DropStore,
   ref: { readonly slug: string } | { readonly label: string },
   version: number | undefined,
 ): Promise<{ drop: DropRecord; content: VersionContent } | undefined> {

@@ -1,5 +1,5 @@
 /** Fixed-window counters shared by the write limits and the passcode attempt limit. */
-import type { RateWindow } from '../storage/store.js';
+import type { RateWindow } from './store.js';
 
 /** An atomic counter source: the database now, Redis when configured. */
 export interface RateCounter {

@@ -5,8 +5,8 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { DEFAULT_LIMITS } from '../config.js';
 import { createKyselyStore } from '../storage/kysely-store.js';
 import { openSqlite } from '../storage/sqlite.js';
-import type { Store } from '../storage/store.js';
 import { addVersion, createDrop, type DropDeps, restoreVersion } from './drops.js';
+import type { Store } from './store.js';
 
 let dir: string;
 let store: Store;

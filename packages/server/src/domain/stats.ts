@@ -1,12 +1,12 @@
 /** Read receipts for a drop's owner (docs/api.md 4.3 and "Read receipts"). */
 import { ApiError } from '../errors.js';
-import type { Store } from '../storage/store.js';
 import type { Clock } from './clock.js';
 import { getOwnedDrop } from './drops.js';
+import type { DropStore, ViewStore } from './store.js';
 import type { DropViewStats } from './types.js';
 
 export interface StatsDeps {
-  readonly store: Store;
+  readonly store: ViewStore & Pick<DropStore, 'findDrop'>;
   readonly clock: Clock;
 }
 

@@ -1,11 +1,12 @@
 /**
- * The storage contract. One Kysely implementation (kysely-store.ts, one module per aggregate under kysely/) serves
- * every dialect; dialect files only open connections and hold quirks. Methods are named after domain actions. Every
- * method is safe to call concurrently from many requests and many processes sharing one database; the atomicity each
- * one guarantees is stated on it.
+ * The storage ports: what the domain needs from persistence, one narrow interface per aggregate (accounts and
+ * tokens, drops and versions, comments, ...), and `Store`, their intersection, which storage/ implements once over
+ * Kysely for every dialect (docs/architecture.md, "Rooms"). A domain module asks for the ports it uses, not all of
+ * them. Methods are named after domain actions. Every method is safe to call concurrently from many requests and many
+ * processes sharing one database; the atomicity each one guarantees is stated on it.
  */
 
-import type { NetworkPolicy } from '../domain/network.js';
+import type { NetworkPolicy } from './network.js';
 import type {
   Account,
   CodeRedemption,
@@ -15,6 +16,7 @@ import type {
   DeviceRequest,
   DropRecord,
   DropViewStats,
+  Identity,
   ListQuery,
   Metadata,
   OAuthClient,
@@ -24,13 +26,7 @@ import type {
   VersionInfo,
   VersionRecord,
   ViewBatch,
-} from '../domain/types.js';
-
-export interface Identity {
-  readonly provider: string;
-  readonly subject: string;
-  readonly login: string;
-}
+} from './types.js';
 
 export interface NewDrop {
   readonly slug: string;
@@ -127,7 +123,8 @@ export interface RateWindow {
   readonly endsAt: number;
 }
 
-export interface Store {
+/** The database itself: schema, time, liveness. */
+export interface StoreLifecycle {
   /** Applies pending migrations in order. Throws (and applies nothing further) on failure. */
   migrate(): Promise<void>;
   close(): Promise<void>;
@@ -135,7 +132,10 @@ export interface Store {
   databaseTime(): Promise<number>;
   /** One round trip to the database (readiness): resolves when it answers, rejects when it cannot. */
   ping(): Promise<void>;
+}
 
+/** Accounts, bound to identities, and their API tokens (domain/accounts.ts). */
+export interface AccountStore {
   /** Returns the account bound to this identity, creating it on first sight. Atomic per identity. */
   ensureAccount(identity: Identity, newId: string, now: number): Promise<Account>;
   findAccount(id: string): Promise<Account | undefined>;
@@ -160,7 +160,10 @@ export interface Store {
   revokeToken(id: string, accountId: string | undefined, now: number): Promise<boolean>;
   /** Records coalesced last-use times; never moves a time backwards. */
   recordTokenUse(uses: ReadonlyMap<string, number>): Promise<void>;
+}
 
+/** Drops and their versions (domain/drops.ts, expiry.ts, public-view.ts). */
+export interface DropStore {
   /**
    * Creates a drop with version 1. Atomic with the account's drop quota: the account's drop count is incremented
    * only while below `maxDrops`, in the same transaction as the insert. Returns undefined at the quota.
@@ -228,7 +231,10 @@ export interface Store {
     version: number,
     now: number,
   ): Promise<DropRecord | 'not_found' | 'version_not_found' | 'last_version'>;
+}
 
+/** Comments on drops (domain/comments.ts). */
+export interface CommentStore {
   /**
    * Adds a comment to a version (the latest when `version` is undefined), atomically with the per-drop cap
    * (`maxComments` existing comments). Its `created_at` is `now`, or one above the newest comment time of the drop's
@@ -245,7 +251,10 @@ export interface Store {
   resolveComments(slug: string, ids: readonly string[], inVersion: number, now: number): Promise<CommentRecord[]>;
   /** False when the comment did not exist. */
   deleteComment(slug: string, id: string): Promise<boolean>;
+}
 
+/** Fixed-window rate counters in the database (domain/rate-counter.ts). */
+export interface RateWindowStore {
   /**
    * Counts one hit in each window, atomically: either every window is below its limit and all are incremented,
    * or nothing changes and the index of the first full window is returned.
@@ -253,11 +262,19 @@ export interface Store {
   hitRateWindows(windows: readonly RateWindow[]): Promise<{ exceeded: number | undefined }>;
   /** Gives back one hit of a window (e.g. a passcode attempt that turned out right). Never below zero. */
   releaseRateWindow(key: string): Promise<void>;
+}
+
+/** Service-wide settings shared by every instance. */
+export interface SettingStore {
   /**
    * The value of a service-wide setting, storing `proposed` first when it has none. Every instance and every
    * concurrent caller gets the same value (the first one stored wins).
    */
   ensureSetting(key: string, proposed: string): Promise<string>;
+}
+
+/** Read receipts: renders counted in batches, read back for owners (domain/viewing.ts, stats.ts). */
+export interface ViewStore {
   /**
    * Writes one flush of viewer renders (docs/api.md, "Read receipts") in one transaction: all of it or nothing. Adds
    * each drop's renders to its view_count and each version's to its own count (increments, so batches of several
@@ -270,6 +287,10 @@ export interface Store {
    * Read in one transaction (one snapshot on PostgreSQL too).
    */
   getDropStats(slug: string): Promise<DropViewStats | undefined>;
+}
+
+/** Idempotency keys and their kept answers (http/idempotency.ts). */
+export interface IdempotencyStore {
   /**
    * Claims an idempotency key for a request with this fingerprint, atomically across instances: the first caller
    * gets 'claimed' (the row is inserted, running, leased until `leaseUntil`); later callers get the kept answer, or
@@ -285,12 +306,19 @@ export interface Store {
   completeIdempotencyKey(ref: IdempotencyKeyRef, answer: KeptAnswer): Promise<void>;
   /** Gives up a claimed key that has no answer to keep, so that a retry runs again. */
   releaseIdempotencyKey(ref: IdempotencyKeyRef): Promise<void>;
+}
+
+/** Removal of what has lapsed, for the periodic purge. */
+export interface HousekeepingStore {
   /**
    * Removes expired rate-window counters, expired idempotency answers, and device requests whose lifetime ended
    * more than `deviceRetentionMs` ago.
    */
   purgeExpired(now: number, deviceRetentionMs: number): Promise<void>;
+}
 
+/** The device-code flow's requests (domain/device-flow.ts). */
+export interface DeviceRequestStore {
   /** Stores a new pending device request. False when the user code is already taken (the caller draws another). */
   createDeviceRequest(request: {
     id: string;
@@ -316,7 +344,10 @@ export interface Store {
     token: { id: string; hash: string },
     now: number,
   ): Promise<{ accountId: string; label: string | null } | undefined>;
+}
 
+/** OAuth clients and authorization codes (domain/oauth.ts). */
+export interface OAuthStore {
   /** Keeps a client that registered itself (RFC 7591). */
   registerOAuthClient(client: OAuthClient): Promise<void>;
   findOAuthClient(id: string): Promise<OAuthClient | undefined>;
@@ -346,3 +377,17 @@ export interface Store {
   /** Deletes codes that expired before `codesBefore` and clients registered before `unusedClientsBefore` never used. */
   purgeOAuth(cutoffs: { readonly codesBefore: number; readonly unusedClientsBefore: number }): Promise<void>;
 }
+
+/** Everything storage/ implements: the intersection of the ports above. */
+export interface Store
+  extends StoreLifecycle,
+    AccountStore,
+    DropStore,
+    CommentStore,
+    RateWindowStore,
+    SettingStore,
+    ViewStore,
+    IdempotencyStore,
+    HousekeepingStore,
+    DeviceRequestStore,
+    OAuthStore {}

@@ -183,3 +183,10 @@ export type CodeRedemption =
   | { readonly kind: 'issued'; readonly accountId: string }
   | { readonly kind: 'replayed' }
   | { readonly kind: 'invalid' };
+
+/** Who a human proved to be through an identity provider (identity/): the account is bound to provider and subject. */
+export interface Identity {
+  readonly provider: string;
+  readonly subject: string;
+  readonly login: string;
+}

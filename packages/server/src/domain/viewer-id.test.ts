@@ -1,6 +1,6 @@
 import { createHmac } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { signingKeysFromSecret } from '../secrets.js';
+import { signingKeysFromSecret } from '../keys/signing-keys.js';
 import type { ViewBatch } from './types.js';
 import { createViewerHasher } from './viewer-id.js';
 import { countRender, createViewCounter } from './viewing.js';

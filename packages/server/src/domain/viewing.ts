@@ -1,10 +1,11 @@
 /** The public side of a drop: passcode unlocking (rate limited) and batched view counts with read receipts. */
-import type { Store } from '../storage/store.js';
+
 import type { Capabilities } from './capability.js';
 import { clientGroup } from './client-address.js';
 import type { Clock } from './clock.js';
 import { verifyPasscode } from './passcode.js';
 import { hitWindows, type RateCounter } from './rate-counter.js';
+import type { DropStore, ViewStore } from './store.js';
 import type { ViewTally } from './types.js';
 import type { ViewerHasher } from './viewer-id.js';
 
@@ -28,7 +29,7 @@ export type UnlockResult =
   | { readonly kind: 'granted'; readonly token: string; readonly expiresAt: number };
 
 export interface UnlockDeps {
-  readonly store: Store;
+  readonly store: DropStore;
   readonly counter: RateCounter;
   readonly clock: Clock;
   readonly capabilities: Capabilities;
@@ -106,7 +107,7 @@ function addTally(batch: Map<string, Map<number, Tally>>, slug: string, version:
   for (const viewer of tally.viewers) known.viewers.add(viewer);
 }
 
-export function createViewCounter(store: Pick<Store, 'addViews'>): ViewCounter {
+export function createViewCounter(store: Pick<ViewStore, 'addViews'>): ViewCounter {
   let batch = new Map<string, Map<number, Tally>>();
   return {
     record(slug, version, viewer, at) {

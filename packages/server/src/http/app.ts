@@ -2,31 +2,16 @@ import { randomBytes } from 'node:crypto';
 import http from 'node:http';
 import swagger from '@fastify/swagger';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import Fastify, {
-  type FastifyBaseLogger,
-  type FastifyInstance,
-  type FastifyServerOptions,
-  LogController,
-  type RawReplyDefaultExpression,
-  type RawRequestDefaultExpression,
-  type RawServerDefault,
-} from 'fastify';
+import Fastify, { type FastifyInstance, type FastifyServerOptions, LogController } from 'fastify';
 import type { Config } from '../config.js';
 import { createCacheReceiver } from '../coordination/cache-receiver.js';
-import { authenticate, type Caller, type TokenUseRecorder } from '../domain/accounts.js';
-import { DEVICE_RETENTION_MS } from '../domain/device-flow.js';
-import { purgeExpiredDrops } from '../domain/expiry.js';
-import { purgeOAuth } from '../domain/oauth.js';
-import type { ViewCounter } from '../domain/viewing.js';
-import type { WriteLimiter } from '../domain/write-limit.js';
+import { authenticate } from '../domain/accounts.js';
 import { createRawFastPath, type FastPath } from '../serve/fast-path.js';
-import type { RawCache } from '../serve/raw-cache.js';
-import { createServices, type ServiceOptions, type Services } from '../services.js';
-import type { IdempotencyKeyRef } from '../storage/store.js';
+import type { Services } from '../services.js';
 import { limitConnectionsPerClient } from './connection-limit.js';
 import { installErrorHandlers } from './error-handler.js';
 import { answerClientError, answerFrameworkError, answerShuttingDown } from './framework-errors.js';
-import { installIdempotency, noteBodyDigest, usesIdempotencyKey } from './idempotency.js';
+import { installIdempotency, noteBodyDigest } from './idempotency.js';
 import { parseJsonBody } from './json-body.js';
 import { accountRoutes } from './routes/account.js';
 import { authRoutes } from './routes/auth.js';
@@ -45,52 +30,25 @@ import { publicRoutes } from './routes/public.js';
 import { statsRoutes } from './routes/stats.js';
 import { verifyRoutes } from './routes/verify.js';
 import { createSchemas } from './schemas.js';
+import type { TypedApp } from './typed-app.js';
 import { createValidatorCompiler } from './validation.js';
 import { createWebSessions } from './web-session.js';
+import { installWriteBudget } from './write-budget.js';
 
-declare module 'fastify' {
-  interface FastifyContextConfig {
-    /** 'owner': a valid bearer token is required (spec 5). */
-    auth?: 'owner';
-    /** Counts toward the per-account write limits (docs/api.md 8: POST/PUT/PATCH/DELETE under /api/drops, /api/prototypes). */
-    write?: boolean;
-    /** Takes an `Idempotency-Key` (http/idempotency.ts; docs/api.md, "Idempotency keys"). */
-    idempotent?: boolean;
-  }
-  interface FastifyRequest {
-    caller: Caller | null;
-    /** SHA-256 of the raw body, taken only when the request carries an Idempotency-Key. */
-    bodyDigest: string | null;
-    /** The idempotency key this request claimed, until its answer is kept or the key given up. */
-    idempotency: IdempotencyKeyRef | null;
-    /** Gives back this request's write (docs/api.md 8: a request refused with 429 does not count). */
-    releaseWrite: (() => Promise<void>) | null;
-  }
-}
-
-export interface AppOptions extends ServiceOptions {
+export interface AppOptions {
   readonly logger?: FastifyServerOptions['logger'];
 }
 
 export type App = FastifyInstance & {
+  /** Every route that requires a bearer token (the auth matrix of the tests walks it). */
   readonly ownerRoutes: ReadonlyArray<{ method: string; url: string }>;
-  readonly services: {
-    readonly tokenUses: TokenUseRecorder;
-    readonly writeLimiter: WriteLimiter;
-    readonly views: ViewCounter;
-    readonly rawCache: RawCache;
-    /** Writes every coalesced counter now (token last use, view counts). */
-    flush(): Promise<void>;
-    /**
-     * Deletes what has expired at the service clock's now: expired drops (docs/api.md, "Expiry"), rate counters,
-     * idempotency answers, old device requests. Safe on several instances at once. Returns the drops deleted.
-     */
-    purge(): Promise<number>;
-  };
 };
 
-export async function buildApp(options: AppOptions): Promise<App> {
-  const services = createServices(options);
+/**
+ * The HTTP app over services built by the composition root (server.ts; tests build theirs the same way): it never
+ * constructs a service, and owns no timer but the connection checks of its server.
+ */
+export async function buildApp(services: Services, options: AppOptions = {}): Promise<App> {
   const { config, clock, bus, rawCache } = services;
   /** Set when the app starts closing: new requests on kept-alive connections get 503 shutting_down. */
   const state = { closing: false };
@@ -104,7 +62,6 @@ export async function buildApp(options: AppOptions): Promise<App> {
   );
   const cacheReceiver = createCacheReceiver(rawCache, config.cacheMaxAgeWithoutBusMs, app.log, () => clock.now());
   await bus.subscribe(services.commentSignal.receiver(cacheReceiver));
-  keepCountersFlushed(app, services);
   app.addHook('preClose', async () => {
     state.closing = true;
     // Requests waiting for comments answer now (with what there is), so closing does not wait for them.
@@ -162,9 +119,9 @@ function createFastify(
   }).withTypeProvider<TypeBoxTypeProvider>();
 }
 
-/** Body parsing, validation, decorations, OpenAPI, the owner-auth and write-limit hook, and the error handlers. */
+/** Body parsing, validation, decorations, OpenAPI, the owner-auth hook, the write budget, idempotency, the error handlers. */
 async function installRequestHandling(app: TypedApp, services: Services): Promise<void> {
-  const { config, store, clock, tokenUses, writeLimiter, views, rawCache } = services;
+  const { config, store, clock, tokenUses } = services;
   app.setValidatorCompiler(createValidatorCompiler());
   app.removeAllContentTypeParsers();
   // JSON whatever the declared type: `curl -d` sends form-urlencoded by default and should still work.
@@ -178,14 +135,7 @@ async function installRequestHandling(app: TypedApp, services: Services): Promis
   });
   const ownerRoutes: Array<{ method: string; url: string }> = [];
   app.decorate('ownerRoutes', ownerRoutes);
-  const purge = async () => {
-    await store.purgeExpired(clock.now(), DEVICE_RETENTION_MS);
-    await purgeOAuth({ store, clock });
-    return purgeExpiredDrops(services.drops);
-  };
-  app.decorate('services', { tokenUses, writeLimiter, views, rawCache, flush: services.flushCounters, purge });
   app.decorateRequest('caller', null);
-  app.decorateRequest('releaseWrite', null);
   app.addHook('onRoute', (route) => {
     if (route.config?.auth !== 'owner') return;
     for (const method of [route.method].flat()) {
@@ -211,15 +161,11 @@ async function installRequestHandling(app: TypedApp, services: Services): Promis
     const routeConfig = request.routeOptions.config;
     if (routeConfig.auth !== 'owner') return;
     request.caller = await authenticate(store, clock, tokenUses, request.headers.authorization);
-    // A request with an idempotency key counts its write after the claim: a replay is not a write.
-    if (routeConfig.write === true && !usesIdempotencyKey(request)) {
-      request.releaseWrite = await writeLimiter.consume(request.caller.account.id);
-    }
   });
+  installWriteBudget(app, services.writeLimiter);
   installIdempotency(app, {
     store,
     clock,
-    writeLimiter,
     leaseMs: Math.max(60_000, 2 * (config.requestTimeoutMs + config.headersTimeoutMs)),
   });
   installErrorHandlers(app, config.limits, config.baseUrl);
@@ -250,13 +196,7 @@ async function registerRoutes(app: TypedApp, services: Services): Promise<void> 
     capabilities: services.capabilities,
     unlock: services.unlock,
     contentHosts: services.contentHosts,
-    viewerComments: {
-      comments: services.comments,
-      sessions,
-      identity,
-      writeLimiter: services.writeLimiter,
-      view: services.publicView,
-    },
+    viewerComments: { comments: services.comments, sessions, identity, view: services.publicView },
   });
   await app.register(contentHostRoutes, {
     config,
@@ -277,32 +217,8 @@ async function registerRoutes(app: TypedApp, services: Services): Promise<void> 
     comments: services.comments,
     stats: services.stats,
     accounts,
-    writeLimiter: services.writeLimiter,
     identity,
     sessions,
   });
   await app.register(healthRoutes, { checkDatabase: () => services.store.ping(), bus: services.bus });
 }
-
-/** Coalesced background writes (token last use, view counts): periodic, and once more on close. */
-function keepCountersFlushed(app: TypedApp, services: Services): void {
-  const flush = () => services.flushCounters().catch((error: unknown) => app.log.error({ err: error }, 'flush failed'));
-  let flushTimer: NodeJS.Timeout | undefined;
-  app.addHook('onReady', async () => {
-    flushTimer = setInterval(flush, services.config.flushIntervalMs);
-    flushTimer.unref();
-  });
-  app.addHook('onClose', async () => {
-    clearInterval(flushTimer);
-    await flush();
-  });
-}
-
-/** The app as route modules see it: typed request bodies from the TypeBox schemas. */
-export type TypedApp = FastifyInstance<
-  RawServerDefault,
-  RawRequestDefaultExpression,
-  RawReplyDefaultExpression,
-  FastifyBaseLogger,
-  TypeBoxTypeProvider
->;

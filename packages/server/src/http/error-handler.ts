@@ -51,9 +51,6 @@ export function installErrorHandlers(app: FastifyInstance, limits: Limits, baseU
   app.setErrorHandler(async (error, request, reply) => {
     const apiError = toApiError(error as Error, limits, request.routeOptions.bodyLimit);
     if (apiError.status >= 500) request.log.error({ err: error, reqId: request.id }, 'request failed');
-    if (apiError.status === 429 && request.releaseWrite !== null) {
-      await request.releaseWrite().catch((e: unknown) => request.log.error({ err: e }, 'write not released'));
-    }
     if (request.url.startsWith('/p/')) {
       // Public pages answer HTML, also when something fails.
       return refusePage(reply, apiError, simplePage('Something went wrong', `<p>${escapeHtml(apiError.message)}</p>`));

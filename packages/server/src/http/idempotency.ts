@@ -5,14 +5,13 @@
  * same request gets the kept answer with `Idempotent-Replayed: true` and changes nothing; a repeat with another
  * request gets 422 idempotency_key_reused; a repeat while the first runs gets 409 request_in_progress. An error
  * answer is not kept: it changed nothing, so a retry runs again. Replays are not writes: for these requests the
- * write limit is counted here, after the claim, instead of in the onRequest hook.
+ * write is spent here, after the claim, instead of right after authentication (write-budget.ts).
  */
 import { createHash } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Clock } from '../domain/clock.js';
-import type { WriteLimiter } from '../domain/write-limit.js';
+import type { IdempotencyKeyRef, IdempotencyStore } from '../domain/store.js';
 import { ApiError } from '../errors.js';
-import type { IdempotencyKeyRef, Store } from '../storage/store.js';
 
 /** How long a kept answer is replayed. */
 export const IDEMPOTENCY_TTL_MS = 24 * 3_600_000;
@@ -45,9 +44,8 @@ const fingerprintOf = (request: FastifyRequest): string =>
   `${request.method} ${request.routeOptions.url} ${JSON.stringify(request.params)} ${request.bodyDigest ?? '-'}`;
 
 export interface IdempotencyDeps {
-  readonly store: Store;
+  readonly store: IdempotencyStore;
   readonly clock: Clock;
-  readonly writeLimiter: WriteLimiter;
   /** How long a running claim holds before it is taken to be abandoned (its instance stopped mid-request). */
   readonly leaseMs: number;
 }
@@ -74,7 +72,7 @@ export function installIdempotency(app: FastifyInstance, deps: IdempotencyDeps):
     if (found.kind === 'replay') return replay(reply, found.answer);
     request.idempotency = ref;
     try {
-      request.releaseWrite = await deps.writeLimiter.consume(ref.accountId);
+      await request.spendWrite(ref.accountId);
     } catch (error) {
       request.idempotency = null;
       await deps.store.releaseIdempotencyKey(ref);

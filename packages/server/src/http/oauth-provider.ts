@@ -24,8 +24,8 @@ import {
   registerClient,
 } from '../domain/oauth.js';
 import type { OAuthClient } from '../domain/types.js';
+import type { Signer } from '../keys/signer.js';
 import { MCP_PATH } from './bearer-challenge.js';
-import type { Signer } from './signed-cookie.js';
 
 /** An authorization request waiting for the human, as signed into the approval page's URL. */
 export interface AuthorizationRequest {

@@ -5,8 +5,9 @@
  * and the CSRF token bound to that session cookie.
  */
 import type { FastifyRequest } from 'fastify';
+import type { Signer } from '../keys/signer.js';
+import { cookieValue, serializeCookie } from './cookies.js';
 import { formField } from './forms.js';
-import { cookieValue, type Signer, serializeCookie } from './signed-cookie.js';
 
 /** A cookie: its name, path, lifetime (also the signed payload's) and SameSite rule, and what its MACs are for. */
 export interface CookieSpec {

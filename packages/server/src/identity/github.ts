@@ -2,7 +2,7 @@
  * GitHub OAuth (web application flow) with the read-only `read:user` scope. Reads only the public login and the
  * numeric id (the stable subject: logins can be renamed). Endpoints are configurable for a loopback stand-in.
  */
-import type { Identity } from '../storage/store.js';
+import type { Identity } from '../domain/types.js';
 import { type IdentityProvider, SignInError, type SignInParams } from './provider.js';
 
 export interface GitHubOptions {

@@ -2,7 +2,7 @@
  * The embedded default: the human types the username to sign in as. Anyone who can reach /verify can claim any
  * name, so it is for one machine only (the server refuses a non-loopback HOST unless HTMLDROP_ALLOW_LOCAL_AUTH=1).
  */
-import type { Identity } from '../storage/store.js';
+import type { Identity } from '../domain/types.js';
 import { type IdentityProvider, SignInError, type SignInParams } from './provider.js';
 
 export const LOCAL_LOGIN_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,38}$/;

@@ -4,7 +4,7 @@
  * issuer, so one account per (issuer, sub).
  */
 import * as oidc from 'openid-client';
-import type { Identity } from '../storage/store.js';
+import type { Identity } from '../domain/types.js';
 import { type IdentityProvider, SignInError, type SignInParams } from './provider.js';
 
 export interface OidcOptions {

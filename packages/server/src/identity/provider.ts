@@ -2,7 +2,7 @@
  * How a human proves who they are on /verify. One interface, one file per provider (local, github, oidc).
  * The verify routes keep `state` and the PKCE verifier in a short-lived signed cookie and hand them back here.
  */
-import type { Identity } from '../storage/store.js';
+import type { Identity } from '../domain/types.js';
 
 export interface SignInParams {
   /** Opaque value bound to the browser (CSRF protection of the redirect, RFC 6749 10.12). */

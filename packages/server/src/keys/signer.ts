@@ -1,6 +1,7 @@
 /**
- * Small signed, expiring values for cookies (web sessions on /verify, OAuth state): `<payload b64url>.<HMAC>`.
- * Stateless, so every instance sharing the signing key accepts them.
+ * Small signed, expiring values (web sessions, OAuth state, requests carried through a browser):
+ * `<payload b64url>.<HMAC>`. Stateless, so every instance sharing the signing key accepts them. The keys come from
+ * signing-keys.ts (docs/decisions/0019-signing-keys-outside-the-database.md).
  */
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import type { Clock } from '../domain/clock.js';
@@ -49,32 +50,4 @@ export function createSigner(keys: readonly Buffer[], clock: Clock): Signer {
       }
     },
   };
-}
-
-/** One cookie value from a Cookie header (no dependency for a few cookies). */
-export function cookieValue(header: string | undefined, name: string): string | undefined {
-  if (header === undefined) return undefined;
-  for (const part of header.split(';')) {
-    const eq = part.indexOf('=');
-    if (eq !== -1 && part.slice(0, eq).trim() === name) return part.slice(eq + 1).trim();
-  }
-  return undefined;
-}
-
-export interface CookieOptions {
-  readonly path: string;
-  readonly maxAgeSeconds: number;
-  readonly sameSite: 'Strict' | 'Lax';
-  readonly secure: boolean;
-}
-
-export function serializeCookie(name: string, value: string, options: CookieOptions): string {
-  return [
-    `${name}=${value}`,
-    `Path=${options.path}`,
-    `Max-Age=${options.maxAgeSeconds}`,
-    'HttpOnly',
-    `SameSite=${options.sameSite}`,
-    ...(options.secure ? ['Secure'] : []),
-  ].join('; ');
 }

@@ -11,8 +11,8 @@
 import { hkdfSync, randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import type { Config } from './config.js';
-import { ensurePrivateDir } from './private-dir.js';
+import type { Config } from '../config.js';
+import { ensurePrivateDir } from '../private-dir.js';
 
 export const SECRET_FILE_NAME = 'secret.key';
 

@@ -6,8 +6,9 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { contentOrigins } from '../domain/content-origin.js';
-import { createRawFastPath, writeRawAnswer } from './fast-path.js';
+import { createRawFastPath } from './fast-path.js';
 import { buildRawEntry, CACHE_LATEST, CACHE_PINNED } from './raw.js';
+import { writeRawAnswer } from './raw-answer.js';
 import { createRawCache } from './raw-cache.js';
 
 const ROUTE = 599;

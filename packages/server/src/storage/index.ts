@@ -1,8 +1,8 @@
 import type { Config } from '../config.js';
+import type { Store } from '../domain/store.js';
 import { createKyselyStore } from './kysely-store.js';
 import { openPostgres } from './postgres.js';
 import { openSqlite } from './sqlite.js';
-import type { Store } from './store.js';
 
 /**
  * Opens the configured database: PostgreSQL when HTMLDROP_DATABASE_URL is set, else SQLite under the data dir.
@@ -16,4 +16,4 @@ export function openStore(config: Config, onConnectionError?: (error: Error) => 
   );
 }
 
-export type { Store } from './store.js';
+export type { Store } from '../domain/store.js';

@@ -4,6 +4,7 @@
  * view statistics, idempotency keys, OAuth clients and codes), with what they share in kysely/shared.ts; this file assembles them.
  */
 import { Migrator, sql } from 'kysely';
+import type { Store } from '../domain/store.js';
 import { createBodyEncoder } from './body-encoder.js';
 import type { Dialect } from './dialect.js';
 import { accountStore } from './kysely/accounts.js';
@@ -16,7 +17,6 @@ import { rateWindowStore } from './kysely/rate-windows.js';
 import { settingStore } from './kysely/settings.js';
 import { viewStatsStore } from './kysely/view-stats.js';
 import { migrationProvider } from './migrations/index.js';
-import type { Store } from './store.js';
 
 export function createKyselyStore(dialect: Dialect): Store {
   const { db } = dialect;

@@ -7,9 +7,9 @@ import type { Kysely } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, DIALECTS, openAtMigration, type TestDatabase } from '../../test/databases.js';
 import { newContentLabel } from '../domain/content-origin.js';
+import type { NewDrop, Store } from '../domain/store.js';
 import type { Account, ViewBatch } from '../domain/types.js';
 import type { Database } from './schema.js';
-import type { NewDrop, Store } from './store.js';
 
 const T0 = Date.UTC(2026, 10, 21, 12);
 

@@ -6,11 +6,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, DIALECTS, type TestDatabase } from '../../test/databases.js';
 import { newContentLabel } from '../domain/content-origin.js';
+import type { NewDrop, Store } from '../domain/store.js';
 import type { Account, ViewBatch, ViewTally } from '../domain/types.js';
 import type { Dialect } from './dialect.js';
 import { openPostgres } from './postgres.js';
 import { openSqlite } from './sqlite.js';
-import type { NewDrop, Store } from './store.js';
 
 const T0 = Date.UTC(2026, 10, 21, 12);
 

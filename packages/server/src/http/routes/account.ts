@@ -1,10 +1,10 @@
 /** /api/me and /api/tokens (spec 2.5, 4.4). */
 import { Type } from '@sinclair/typebox';
 import { type AccountDeps, currentAccount, listTokens, revokeOwnToken, withPendingUse } from '../../domain/accounts.js';
-import type { TypedApp } from '../app.js';
 import { callerOf } from '../caller.js';
 import { presentToken } from '../present.js';
 import type { Schemas } from '../schemas.js';
+import type { TypedApp } from '../typed-app.js';
 
 const OWNER = { auth: 'owner' } as const;
 

@@ -10,7 +10,7 @@ import {
   throttlePolls,
 } from '../../domain/device-guards.js';
 import { ApiError } from '../../errors.js';
-import type { TypedApp } from '../app.js';
+import type { TypedApp } from '../typed-app.js';
 
 function tooMany(retryAfterSeconds: number, what: string): ApiError {
   return new ApiError('rate_limited', { message: `${what}; retry in ${retryAfterSeconds} s.`, retryAfterSeconds });

@@ -7,9 +7,9 @@ import type { FastifyReply } from 'fastify';
 import type { Config } from '../../config.js';
 import * as comments from '../../domain/comments.js';
 import type { CommentRecord } from '../../domain/types.js';
-import type { TypedApp } from '../app.js';
 import { callerOf } from '../caller.js';
 import type { Schemas } from '../schemas.js';
+import type { TypedApp } from '../typed-app.js';
 
 export interface CommentRouteDeps {
   readonly config: Config;

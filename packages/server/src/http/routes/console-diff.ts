@@ -9,8 +9,8 @@ import { diffVersions } from '../../domain/diff.js';
 import * as drops from '../../domain/drops.js';
 import { isValidSlug, parseVersionNumber } from '../../domain/ids.js';
 import { ApiError, isApiError } from '../../errors.js';
-import type { TypedApp } from '../app.js';
 import { diffPage } from '../pages/console-diff.js';
+import type { TypedApp } from '../typed-app.js';
 import { type ConsoleKit, type ConsoleRouteDeps, refusalText } from './console-kit.js';
 
 const hiddenCodes = new Set(['not_found', 'forbidden']);

@@ -3,7 +3,7 @@
  * shapes of a console handler. `page()` is a GET that changes nothing: signed out, it shows the sign-in page; an
  * unknown or foreign drop is the same 404 page. `action()` is a POST: the exact Origin, the console session and its
  * CSRF token are checked before anything else (403 `cross_site`, nothing done); a write counts toward the account's
- * write limits as the API's writes do; success goes back with 303, a refusal shows the page again with the
+ * write limits as the API's writes do (write-budget.ts); success goes back with 303, a refusal shows the page again with the
  * readable message and the catalogue's status.
  */
 import { randomBytes } from 'node:crypto';
@@ -13,7 +13,6 @@ import type { AccountDeps } from '../../domain/accounts.js';
 import type { CommentDeps } from '../../domain/comments.js';
 import type { DropDeps } from '../../domain/drops.js';
 import type { StatsDeps } from '../../domain/stats.js';
-import type { WriteLimiter } from '../../domain/write-limit.js';
 import { type ApiError, isApiError } from '../../errors.js';
 import type { IdentityProvider } from '../../identity/index.js';
 import { refusePage, servicePage, showPage } from '../page-reply.js';
@@ -22,7 +21,7 @@ import { consoleShell, notice } from '../pages/console-layout.js';
 import type { Schemas } from '../schemas.js';
 import { CONSOLE_SESSION, type SessionPayload, type WebSessions } from '../web-session.js';
 
-/** What the console uses: the drops and accounts domains, the write limiter, the provider and the web sessions. */
+/** What the console uses: the drops and accounts domains, the provider and the web sessions. */
 export interface ConsoleRouteDeps {
   readonly config: Config;
   readonly schemas: Schemas;
@@ -30,7 +29,6 @@ export interface ConsoleRouteDeps {
   readonly comments: CommentDeps;
   readonly stats: StatsDeps;
   readonly accounts: AccountDeps;
-  readonly writeLimiter: WriteLimiter;
   readonly identity: IdentityProvider;
   readonly sessions: WebSessions;
 }
@@ -136,15 +134,12 @@ export function createConsoleKit(deps: ConsoleRouteDeps): ConsoleKit {
       if (session === undefined || v === undefined) {
         return bareRefusal(reply, 'This form did not come from your console, or your session ended. Try again.');
       }
-      let release: (() => Promise<void>) | undefined;
       try {
-        if (options.write) release = await deps.writeLimiter.consume(session.accountId);
+        if (options.write) await request.spendWrite(session.accountId);
         const next = await options.run(session, request);
         return reply.header('cache-control', 'no-store').redirect(next, 303);
       } catch (error) {
         if (!isApiError(error)) throw error;
-        // As on the API: a write refused with a 429 of its own (quota_exceeded) does not count.
-        if (error.status === 429 && release !== undefined) await release();
         if (hidden(error)) return notFound(reply, v);
         return kit.refuse(reply, v, error, await options.refused(v, request, refusalText(error)));
       }

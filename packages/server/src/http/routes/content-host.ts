@@ -13,12 +13,12 @@ import type { ContentHosts } from '../../domain/content-origin.js';
 import { parseVersionNumber } from '../../domain/ids.js';
 import type { PublicViewDeps } from '../../domain/public-view.js';
 import { CACHE_PRIVATE } from '../../serve/raw.js';
+import { rawVerdict } from '../../serve/raw-answer.js';
 import type { RawLoader } from '../../serve/raw-loader.js';
-import type { TypedApp } from '../app.js';
 import { refusePage } from '../page-reply.js';
 import { contentExpiredPage, contentLockedPage, contentNotFoundPage } from '../pages/content-host.js';
-import { rawVerdict, sendRawDocument } from '../raw-reply.js';
-import { CAPABILITY_PARAM } from './public.js';
+import type { TypedApp } from '../typed-app.js';
+import { CAPABILITY_PARAM, sendDocument } from './public.js';
 
 /** Where content-host requests are routed internally; no link ever names it. */
 export const CONTENT_PREFIX = '/_content';
@@ -95,7 +95,11 @@ export async function contentHostRoutes(app: TypedApp, deps: ContentHostDeps): P
         headers: { 'content-security-policy': pageCsp(nonce) },
       });
     }
-    return sendRawDocument(request, reply, deps.view, verdict, requested, 'content');
+    return sendDocument(request, reply, verdict, {
+      version: requested,
+      surface: 'content',
+      now: deps.view.clock.now(),
+    });
   };
   // `/` itself (the router takes `/_content/` as `/_content`: trailing slashes are ignored), then any other path.
   app.all(CONTENT_PREFIX, { schema: { hide: true } }, handler);

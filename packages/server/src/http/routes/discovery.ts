@@ -10,11 +10,11 @@ import { Type } from '@sinclair/typebox';
 import type { Config } from '../../config.js';
 import { ApiError } from '../../errors.js';
 import { wantsJson } from '../accept.js';
-import type { TypedApp } from '../app.js';
 import { servicePage, showPage } from '../page-reply.js';
 import { faviconIco } from '../pages/favicon.js';
 import { landingPage } from '../pages/landing.js';
 import { agentCard, llmsTxt, onboardMarkdown } from '../pages/onboard.js';
+import type { TypedApp } from '../typed-app.js';
 
 /**
  * robots.txt: drops are shared by link, not published for search engines (a drop's URL found by a crawler would be

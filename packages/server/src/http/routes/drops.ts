@@ -7,12 +7,12 @@ import type { DropDeps } from '../../domain/drops.js';
 import * as drops from '../../domain/drops.js';
 import type { ListQuery, Metadata } from '../../domain/types.js';
 import { ApiError } from '../../errors.js';
-import type { TypedApp } from '../app.js';
 import { callerOf } from '../caller.js';
 import { ifLatestOf, withEtag } from '../preconditions.js';
 import { dropLinks, presentDrop, presentVersion, presentVersionItem } from '../present.js';
 import type { Schemas } from '../schemas.js';
 import { IdempotencyHeaders, IfMatchHeaders, METADATA_KEY_PATTERN } from '../schemas.js';
+import type { TypedApp } from '../typed-app.js';
 import { refuseField, wrongField } from '../validation.js';
 import { registerPasscodeRoute } from './passcode-route.js';
 

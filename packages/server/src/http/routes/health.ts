@@ -7,7 +7,7 @@
  */
 import type { InvalidationBus } from '../../coordination/bus.js';
 import { ApiError } from '../../errors.js';
-import type { TypedApp } from '../app.js';
+import type { TypedApp } from '../typed-app.js';
 
 const DATABASE_TIMEOUT_MS = 2000;
 

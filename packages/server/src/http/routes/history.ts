@@ -2,9 +2,9 @@
 import { Type } from '@sinclair/typebox';
 import { diffVersions } from '../../domain/diff.js';
 import type { DropDeps } from '../../domain/drops.js';
-import type { TypedApp } from '../app.js';
 import { callerOf } from '../caller.js';
 import type { Schemas } from '../schemas.js';
+import type { TypedApp } from '../typed-app.js';
 
 /** What the history routes use. */
 export interface HistoryRouteDeps {

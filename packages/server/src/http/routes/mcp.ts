@@ -16,9 +16,9 @@ import { createHostedToolContext, createMcpServer, createUpsertLock } from '@htm
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import type { FastifyReply, FastifyRequest, InjectOptions } from 'fastify';
 import type { Config } from '../../config.js';
-import type { TypedApp } from '../app.js';
 import { MCP_CORS, MCP_PATH } from '../bearer-challenge.js';
 import { callerOf } from '../caller.js';
+import type { TypedApp } from '../typed-app.js';
 
 /** Runs a request through this app in process (Fastify's `inject`). */
 export type Injector = (options: InjectOptions) => Promise<{

@@ -12,12 +12,12 @@ import type { AccountDeps } from '../../domain/accounts.js';
 import { issueCode, type OAuthDeps, redirectUriAt } from '../../domain/oauth.js';
 import type { OAuthClient } from '../../domain/types.js';
 import type { IdentityProvider } from '../../identity/index.js';
-import type { TypedApp } from '../app.js';
+import type { Signer } from '../../keys/signer.js';
 import { acceptFormPosts, formField } from '../forms.js';
 import { AUTHORIZATION_PURPOSE, type AuthorizationRequest, OAUTH_APPROVAL_PATH } from '../oauth-provider.js';
 import { refusePage, servicePage, showPage } from '../page-reply.js';
 import { type ClientSummary, oauthConfirmPage, oauthOutcomePage, oauthSignInPage } from '../pages/oauth.js';
-import type { Signer } from '../signed-cookie.js';
+import type { TypedApp } from '../typed-app.js';
 import { type SessionPayload, VERIFY_SESSION, type WebSessions } from '../web-session.js';
 import { beginSignIn, type SignInDeps } from './sign-in.js';
 

@@ -15,10 +15,10 @@ import express from 'express';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Config } from '../../config.js';
 import { MAX_CLIENT_ID_CHARS, type OAuthDeps, throttleOAuth } from '../../domain/oauth.js';
-import type { TypedApp } from '../app.js';
+import type { Signer } from '../../keys/signer.js';
 import { MCP_PATH, RESOURCE_METADATA_PATH, resourceOf } from '../bearer-challenge.js';
 import { authorizationProblem, createOAuthProvider } from '../oauth-provider.js';
-import type { Signer } from '../signed-cookie.js';
+import type { TypedApp } from '../typed-app.js';
 
 export const OAUTH_PATHS = {
   authorize: '/oauth/authorize',

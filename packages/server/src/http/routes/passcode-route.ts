@@ -5,10 +5,10 @@
  */
 import type { TSchema } from '@sinclair/typebox';
 import * as drops from '../../domain/drops.js';
-import type { TypedApp } from '../app.js';
 import { callerOf } from '../caller.js';
 import { withEtag } from '../preconditions.js';
 import { dropLinks, presentDrop } from '../present.js';
+import type { TypedApp } from '../typed-app.js';
 import type { DropRouteDeps } from './drops.js';
 
 export interface PasscodeRouteOptions {

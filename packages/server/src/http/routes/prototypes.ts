@@ -5,10 +5,10 @@
 import { Type } from '@sinclair/typebox';
 import * as drops from '../../domain/drops.js';
 import type { DropRecord } from '../../domain/types.js';
-import type { TypedApp } from '../app.js';
 import { callerOf } from '../caller.js';
 import { dropLinks, presentDrop } from '../present.js';
 import type { Schemas } from '../schemas.js';
+import type { TypedApp } from '../typed-app.js';
 import { refuseField, wrongField } from '../validation.js';
 import type { DropRouteDeps } from './drops.js';
 import { registerPasscodeRoute } from './passcode-route.js';

@@ -10,14 +10,13 @@ import * as comments from '../../domain/comments.js';
 import { isValidSlug, parseVersionNumber } from '../../domain/ids.js';
 import { holdsCapability, type PublicViewDeps } from '../../domain/public-view.js';
 import type { DropRecord } from '../../domain/types.js';
-import type { WriteLimiter } from '../../domain/write-limit.js';
 import { type ApiError, isApiError } from '../../errors.js';
 import type { IdentityProvider } from '../../identity/index.js';
-import type { TypedApp } from '../app.js';
 import { acceptFormPosts, formField, isForeignFormPost } from '../forms.js';
 import { refusePage } from '../page-reply.js';
 import { escapeHtml, simplePage } from '../pages/layout.js';
 import type { ViewerComments } from '../pages/viewer.js';
+import type { TypedApp } from '../typed-app.js';
 import { CONSOLE_SESSION, type SessionPayload, type WebSessions } from '../web-session.js';
 import { accessOf } from './public.js';
 
@@ -25,7 +24,6 @@ export interface ViewerCommentDeps {
   readonly comments: comments.CommentDeps;
   readonly sessions: WebSessions;
   readonly identity: IdentityProvider;
-  readonly writeLimiter: WriteLimiter;
   readonly view: PublicViewDeps;
 }
 
@@ -108,9 +106,8 @@ export function registerViewerCommentPost(app: TypedApp, deps: ViewerCommentDeps
       if (drop.locked && !owner && !holdsCapability(deps.view, slug, drop.passcodeGeneration, accessOf(request))) {
         return refuse(reply, 'locked', back);
       }
-      let release: (() => Promise<void>) | undefined;
       try {
-        if (session !== undefined) release = await deps.writeLimiter.consume(session.accountId);
+        if (session !== undefined) await request.spendWrite(session.accountId);
         const input = {
           body: formField(request.body, 'body'),
           quote: formField(request.body, 'quote'),
@@ -119,7 +116,6 @@ export function registerViewerCommentPost(app: TypedApp, deps: ViewerCommentDeps
         await comments.addViewerComment(deps.comments, drop, commenter(request, session), input);
       } catch (error) {
         if (!isApiError(error)) throw error;
-        if (error.status === 429 && release !== undefined) await release();
         return refuse(reply, error, back);
       }
       return reply.header('cache-control', 'no-store').redirect(back, 303);

@@ -17,15 +17,15 @@ import { countRender, type RenderCountDeps, type UnlockDeps, unlockDrop } from '
 import { ERROR_STATUS, type ErrorCode } from '../../errors.js';
 import { createMarkdownCopies, type MarkdownCopies } from '../../serve/markdown-copy.js';
 import { CACHE_PRIVATE } from '../../serve/raw.js';
+import { type RawVerdict, rawVerdict, sendRawDocument } from '../../serve/raw-answer.js';
 import type { RawLoader } from '../../serve/raw-loader.js';
 import { acceptQuality } from '../accept.js';
-import type { TypedApp } from '../app.js';
+import { cookieValue, serializeCookie } from '../cookies.js';
 import { acceptFormPosts, formField, isForeignFormPost } from '../forms.js';
 import { type PageOptions, refusePage, showPage } from '../page-reply.js';
 import { EXPIRED_PAGE, NOT_FOUND_PAGE, passcodeRequiredPage, versionNotFoundPage } from '../pages/layout.js';
 import { renderGate, renderViewer } from '../pages/viewer.js';
-import { rawVerdict, sendRawDocument } from '../raw-reply.js';
-import { cookieValue, serializeCookie } from '../signed-cookie.js';
+import type { TypedApp } from '../typed-app.js';
 import { registerViewerCommentPost, type ViewerCommentDeps, viewerComments } from './public-comments.js';
 
 export const CAPABILITY_COOKIE = 'hd_cap';
@@ -149,7 +149,7 @@ function registerRawRoute(app: TypedApp, routes: PublicRoutes): void {
         const viewer = `/p/${slug}${version === undefined ? '' : `?v=${version}`}`;
         return refusePage(reply, 'locked', passcodeRequiredPage(viewer), PRIVATE);
       }
-      return sendRawDocument(request, reply, routes.view, verdict, version, 'raw');
+      return sendDocument(request, reply, verdict, { version, surface: 'raw', now: routes.view.clock.now() });
     },
   });
 }
@@ -374,4 +374,19 @@ function registerUnlockRoute(app: TypedApp, routes: PublicRoutes): void {
       }
     });
   });
+}
+
+/** Hands the reply to serve/raw-answer.ts, which writes the document (the raw path's and the content host's). */
+export function sendDocument(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  verdict: Extract<RawVerdict, { kind: 'send' }>,
+  target: Parameters<typeof sendRawDocument>[3],
+): FastifyReply {
+  reply.hijack();
+  sendRawDocument(request.raw, reply.raw, verdict, target, (error) =>
+    // Past the hijack Fastify's error handler no longer answers.
+    request.log.error({ err: error, reqId: request.id }, 'raw answer failed'),
+  );
+  return reply;
 }

@@ -1,9 +1,9 @@
 /** `GET /api/drops/<slug>/stats`: read receipts for the drop's owner (docs/api.md 4.3 and "Read receipts"). */
 import { getStats, type StatsDeps } from '../../domain/stats.js';
-import type { TypedApp } from '../app.js';
 import { callerOf } from '../caller.js';
 import { presentStats } from '../present.js';
 import type { Schemas } from '../schemas.js';
+import type { TypedApp } from '../typed-app.js';
 
 /** What the stats route uses. */
 export interface StatsRouteDeps {

@@ -14,10 +14,10 @@ import { type DeviceFlowDeps, decideDeviceFlow, formatUserCode, normalizeUserCod
 import { type GuardDeps, type GuessedLookup, guessUserCode } from '../../domain/device-guards.js';
 import type { DeviceRequest } from '../../domain/types.js';
 import type { IdentityProvider } from '../../identity/index.js';
-import type { TypedApp } from '../app.js';
 import { acceptFormPosts, formField } from '../forms.js';
 import { refusePage, servicePage, showPage } from '../page-reply.js';
 import { confirmPage, enterCodePage, outcomePage, type RequestSummary, signInPage } from '../pages/verify.js';
+import type { TypedApp } from '../typed-app.js';
 import { type SessionPayload, VERIFY_SESSION, type WebSessions } from '../web-session.js';
 import { beginSignIn, registerSignInRoutes, type SignInDeps } from './sign-in.js';
 

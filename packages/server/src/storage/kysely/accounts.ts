@@ -1,7 +1,8 @@
 /** Accounts and API tokens over Kysely. Each method's atomicity is stated on it in ../store.ts. */
 import type { Kysely, Selectable } from 'kysely';
+import type { Store } from '../../domain/store.js';
+import type { Identity } from '../../domain/types.js';
 import type { AccountsTable, Database } from '../schema.js';
-import type { Identity, Store } from '../store.js';
 import { prepared, slot } from './prepared.js';
 import { toAccount, toToken } from './shared.js';
 

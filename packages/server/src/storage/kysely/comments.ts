@@ -3,9 +3,9 @@
  * with strictly increasing times per drop owner, listing after a time, resolving and deleting.
  */
 import type { Kysely, Selectable } from 'kysely';
+import type { Store } from '../../domain/store.js';
 import type { CommentAuthorKind, CommentRecord } from '../../domain/types.js';
 import type { CommentsTable, Database } from '../schema.js';
-import type { Store } from '../store.js';
 import { inTransaction, Rollback } from './shared.js';
 
 type CommentStore = Pick<Store, 'addComment' | 'listComments' | 'findComment' | 'resolveComments' | 'deleteComment'>;

@@ -3,8 +3,8 @@
  * method's atomicity is stated on it in ../store.ts.
  */
 import type { Kysely } from 'kysely';
+import type { Store } from '../../domain/store.js';
 import type { Database } from '../schema.js';
-import type { Store } from '../store.js';
 import { inTransaction, toDeviceRequest } from './shared.js';
 
 export type DeviceRequestStore = Pick<

@@ -3,11 +3,11 @@
  * passcode, delete (view counts are in view-stats.ts). Each method's atomicity is stated on it in ../store.ts.
  */
 import type { Insertable, Kysely } from 'kysely';
+import type { DropChanges, NewDrop, NewVersion, Store, VersionConflict } from '../../domain/store.js';
 import type { DropRecord, ListQuery } from '../../domain/types.js';
 import type { BodyEncoder } from '../body-encoder.js';
 import type { Dialect } from '../dialect.js';
 import type { Database, DropsTable } from '../schema.js';
-import type { DropChanges, NewDrop, NewVersion, Store, VersionConflict } from '../store.js';
 import { deleteVersionRows, releaseBodies } from './bodies.js';
 import { prepared, slot } from './prepared.js';
 import { changeSet, DROP_COLUMNS, encodeNetwork, inTransaction, Rollback, toDrop } from './shared.js';

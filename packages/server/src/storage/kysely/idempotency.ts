@@ -3,8 +3,8 @@
  * insert-or-nothing, so that of concurrent requests with one key on any number of instances exactly one runs.
  */
 import type { Kysely } from 'kysely';
+import type { IdempotencyClaim, Store } from '../../domain/store.js';
 import type { Database } from '../schema.js';
-import type { IdempotencyClaim, Store } from '../store.js';
 
 export type IdempotencyStore = Pick<Store, 'claimIdempotencyKey' | 'completeIdempotencyKey' | 'releaseIdempotencyKey'>;
 

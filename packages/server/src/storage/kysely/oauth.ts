@@ -3,9 +3,9 @@
  * is stated on it in ../store.ts.
  */
 import type { Kysely, Selectable } from 'kysely';
+import type { Store } from '../../domain/store.js';
 import type { CodeRedemption, OAuthClient } from '../../domain/types.js';
 import type { Database, OAuthClientsTable } from '../schema.js';
-import type { Store } from '../store.js';
 import { inTransaction } from './shared.js';
 
 export type OAuthStore = Pick<

@@ -3,9 +3,9 @@
  * device requests past their retention) once expired. Each method's atomicity is stated on it in ../store.ts.
  */
 import type { Kysely } from 'kysely';
+import type { RateWindow, Store } from '../../domain/store.js';
 import type { Dialect } from '../dialect.js';
 import type { Database } from '../schema.js';
-import type { RateWindow, Store } from '../store.js';
 import { prepared, slot } from './prepared.js';
 import { inTransaction, Rollback } from './shared.js';
 

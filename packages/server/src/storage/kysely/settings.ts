@@ -1,7 +1,7 @@
 /** Service-wide settings over Kysely. The atomicity of ensureSetting is stated on it in ../store.ts. */
 import type { Kysely } from 'kysely';
+import type { Store } from '../../domain/store.js';
 import type { Database } from '../schema.js';
-import type { Store } from '../store.js';
 
 export type SettingStore = Pick<Store, 'ensureSetting'>;
 

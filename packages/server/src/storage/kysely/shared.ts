@@ -4,6 +4,7 @@
  */
 import type { Kysely, Selectable, Transaction } from 'kysely';
 import type { NetworkPolicy } from '../../domain/network.js';
+import type { DropChanges } from '../../domain/store.js';
 import type {
   Account,
   CommentSetting,
@@ -13,7 +14,6 @@ import type {
   TokenInfo,
 } from '../../domain/types.js';
 import type { AccountsTable, Database, DeviceRequestsTable, DropsTable, TokensTable } from '../schema.js';
-import type { DropChanges } from '../store.js';
 
 export const DROP_COLUMNS = [
   'slug',

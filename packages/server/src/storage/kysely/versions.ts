@@ -4,10 +4,10 @@
  * in ../store.ts; bodies are kept and released in kysely/bodies.ts.
  */
 import type { Insertable, Kysely, Transaction } from 'kysely';
+import type { NewVersion, Store } from '../../domain/store.js';
 import type { DropRecord, VersionInfo } from '../../domain/types.js';
 import { decodeBody, type StoredBody } from '../bodies.js';
 import type { Database, VersionsTable } from '../schema.js';
-import type { NewVersion, Store } from '../store.js';
 import { deleteVersionRows, keepBody, releaseBodies } from './bodies.js';
 import { prepared, slot } from './prepared.js';
 import { DROP_COLUMNS, inTransaction, Rollback, toDrop } from './shared.js';

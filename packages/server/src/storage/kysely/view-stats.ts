@@ -3,9 +3,9 @@
  * insert-or-ignore, and the statistics of one drop. Each method's atomicity is stated on it in ../store.ts.
  */
 import { type Kysely, sql, type Transaction } from 'kysely';
+import type { Store } from '../../domain/store.js';
 import type { DropViewStats, VersionViewStats, ViewTally } from '../../domain/types.js';
 import type { Database } from '../schema.js';
-import type { Store } from '../store.js';
 
 export type ViewStatsStore = Pick<Store, 'addViews' | 'getDropStats'>;
 

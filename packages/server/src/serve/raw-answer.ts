@@ -1,0 +1,97 @@
+/**
+ * A drop's document as an answer, chosen and written in one place (docs/api.md 4.6 and "Each drop on its own
+ * origin"). The raw path `/p/<slug>/raw` and the drop's own content host answer a loaded cache entry the same way:
+ * gone from the expiry instant, a locked drop only for a capability or its owner's token, otherwise written by
+ * writeRawAnswer(), the writer the fast path (fast-path.ts) uses for its hits too, so every document goes out through
+ * one code path whoever answers it.
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { opensLockedDrop, type PublicViewDeps, type VisitorAccess } from '../domain/public-view.js';
+import { cachedAs, cappedCacheControl, matchesEtag, pickVariant, type Surface } from './raw.js';
+import { openPolicyOf, type RawAnswers, type RawEntry, type SurfaceAnswers } from './raw-cache.js';
+
+/** Why a loaded document is not sent, or the answers to send it from. */
+export type RawVerdict =
+  | { readonly kind: 'expired' }
+  | { readonly kind: 'locked' }
+  | { readonly kind: 'send'; readonly answers: SurfaceAnswers; readonly entry: RawEntry };
+
+export async function rawVerdict(
+  view: PublicViewDeps,
+  entry: RawEntry,
+  answers: SurfaceAnswers,
+  access: VisitorAccess,
+): Promise<RawVerdict> {
+  // docs/api.md, "Expiry": gone from the instant itself, whatever a cache or the purge has done yet.
+  if (entry.expiresAt !== null && entry.expiresAt <= view.clock.now()) return { kind: 'expired' };
+  if (entry.locked && !(await opensLockedDrop(view, entry, access))) return { kind: 'locked' };
+  return { kind: 'send', answers, entry };
+}
+
+/**
+ * Sends the document of a `send` verdict on a response its caller has taken over (Fastify's `reply.hijack()`): the
+ * private answers of a locked drop, the shared ones otherwise. A failure is reported and never leaves the client
+ * waiting.
+ */
+export function sendRawDocument(
+  request: IncomingMessage,
+  response: ServerResponse,
+  { answers, entry }: Extract<RawVerdict, { kind: 'send' }>,
+  target: { readonly version: number | undefined; readonly surface: Surface; readonly now: number },
+  report: (error: unknown) => void,
+): void {
+  const policy = entry.locked ? 'private' : openPolicyOf(target.version);
+  const lifetime = cachedAs(target.surface, policy);
+  const cacheControl = entry.expiresAt === null ? undefined : cappedCacheControl(lifetime, entry.expiresAt, target.now);
+  try {
+    writeRawAnswer(request, response, answers[policy], cacheControl);
+  } catch (error) {
+    report(error);
+    if (response.headersSent) response.destroy();
+    else response.writeHead(500, { 'content-type': 'text/plain; charset=utf-8' }).end('internal error\n');
+  }
+}
+
+const joinRepeated = (before: string | undefined, value: string) =>
+  before === undefined ? value : `${before}, ${value}`;
+
+/**
+ * Writes the complete answer (200, 304 or a HEAD's headers) from answers the caller may serve: an open drop's, or
+ * a locked one's after its capability or owner check, which must be its `private` answers.
+ */
+export function writeRawAnswer(
+  request: IncomingMessage,
+  response: ServerResponse,
+  answers: RawAnswers,
+  cacheControl?: string,
+): void {
+  if (answers.locked && answers.policy !== 'private') throw new Error('a locked drop is only ever answered privately');
+  // The two request headers the answer depends on, read from the raw list: on the fast path nothing else needs
+  // `request.headers`, which would build an object of every header. Repeated lines are joined with ", " as
+  // node:http joins them.
+  let acceptEncoding: string | undefined;
+  let ifNoneMatch: string | undefined;
+  const raw = request.rawHeaders;
+  for (let i = 0; i + 1 < raw.length; i += 2) {
+    const name = raw[i] as string;
+    if (name.length === 15 && name.toLowerCase() === 'accept-encoding') {
+      acceptEncoding = joinRepeated(acceptEncoding, raw[i + 1] as string);
+    } else if (name.length === 13 && name.toLowerCase() === 'if-none-match') {
+      ifNoneMatch = joinRepeated(ifNoneMatch, raw[i + 1] as string);
+    }
+  }
+  const chosen = pickVariant(answers, acceptEncoding);
+  if (ifNoneMatch !== undefined && matchesEtag(answers, ifNoneMatch)) {
+    response.writeHead(304, withCacheControl(chosen.notModifiedHeaders, cacheControl));
+    response.end();
+    return;
+  }
+  response.writeHead(200, withCacheControl(chosen.headers, cacheControl));
+  response.end(request.method === 'HEAD' ? undefined : chosen.body);
+}
+
+/** The prepared header list, or a copy with another Cache-Control (an expiring drop's, computed per request). */
+function withCacheControl(headers: readonly string[], cacheControl: string | undefined): string[] {
+  if (cacheControl === undefined) return headers as string[];
+  return headers.map((value, i) => (i % 2 === 1 && headers[i - 1] === 'cache-control' ? cacheControl : value));
+}
