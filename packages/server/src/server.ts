@@ -57,6 +57,7 @@ export async function startServer(
     ...(bus === undefined ? {} : { bus }),
   });
   const app = await buildApp(services, { logger: { level: config.logLevel } });
+  await services.connect(app.log);
   onClockError = (error) =>
     app.log.warn({ err: error }, "could not read the database's time; keeping the last measured offset");
   onConnectionError = (error) =>

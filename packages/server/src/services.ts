@@ -6,6 +6,7 @@
  */
 import type { Config } from './config.js';
 import { createLocalBus, type InvalidationBus } from './coordination/bus.js';
+import { createCacheReceiver, type StatusLog } from './coordination/cache-receiver.js';
 import { type CommentSignalHub, createCommentSignal } from './coordination/comment-signal.js';
 import { type AccountDeps, createTokenUseRecorder, type TokenUseRecorder } from './domain/accounts.js';
 import { type Capabilities, createCapabilities } from './domain/capability.js';
@@ -44,6 +45,11 @@ export interface ServiceOptions {
   readonly bus?: InvalidationBus;
   /** Signing keys; loaded from the configuration (environment or key file) by default. */
   readonly signingKeys?: SigningKeys;
+}
+
+/** Where the service layer reports what no request answers for (the app's logger). */
+export interface ServiceLog extends StatusLog {
+  error(details: object, message: string): void;
 }
 
 export interface Services {
@@ -88,8 +94,12 @@ export interface Services {
    * Returns the number of drops deleted.
    */
   purge(): Promise<number>;
-  /** Where a committed change that could not be announced to other instances is reported (the app's log). */
-  onPublishFailure(report: (error: unknown, slug: string) => void): void;
+  /**
+   * Joins the other instances: subscribes to the bus (changed drops leave the raw cache, new comments wake waiting
+   * listings, bus outages limit what the cache serves) and reports through `log` what the bus does and any committed
+   * change it could not announce. Resolves once subscribed.
+   */
+  connect(log: ServiceLog): Promise<void>;
 }
 
 export function createServices(options: ServiceOptions): Services {
@@ -167,8 +177,11 @@ export function createServices(options: ServiceOptions): Services {
       await purgeOAuth({ store, clock });
       return purgeExpiredDrops(drops);
     },
-    onPublishFailure(report) {
-      reportPublishFailure = report;
+    async connect(log) {
+      // The write is committed; other instances' caches may lag. Loud in the log, not a failed request.
+      reportPublishFailure = (error, slug) => log.error({ err: error, slug }, 'invalidation not published');
+      const cacheReceiver = createCacheReceiver(rawCache, config.cacheMaxAgeWithoutBusMs, log, () => clock.now());
+      await bus.subscribe(commentSignal.receiver(cacheReceiver));
     },
   };
 }

@@ -125,6 +125,7 @@ export async function createHarness(options: HarnessOptions = {}): Promise<Harne
 export async function buildTestApp(options: ServiceOptions): Promise<{ app: App; services: Services }> {
   const services = createServices(options);
   const app = await buildApp(services);
+  await services.connect(app.log);
   await app.ready();
   return { app, services };
 }

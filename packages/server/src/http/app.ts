@@ -4,7 +4,6 @@ import swagger from '@fastify/swagger';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { type FastifyInstance, type FastifyServerOptions, LogController } from 'fastify';
 import type { Config } from '../config.js';
-import { createCacheReceiver } from '../coordination/cache-receiver.js';
 import { authenticate } from '../domain/accounts.js';
 import { createRawFastPath, type FastPath } from '../serve/fast-path.js';
 import type { Services } from '../services.js';
@@ -49,19 +48,13 @@ export type App = FastifyInstance & {
  * constructs a service, and owns no timer but the connection checks of its server.
  */
 export async function buildApp(services: Services, options: AppOptions = {}): Promise<App> {
-  const { config, clock, bus, rawCache } = services;
+  const { config, rawCache } = services;
   /** Set when the app starts closing: new requests on kept-alive connections get 503 shutting_down. */
   const state = { closing: false };
   const fastPath = createRawFastPath(rawCache, services.contentHosts?.origins);
   const app = createFastify(config, options.logger, fastPath, contentUrlRewriter(services.contentHosts), state);
   await installRequestHandling(app, services);
   await registerRoutes(app, services);
-  services.onPublishFailure((error, slug) =>
-    // The write is committed; other instances' caches may lag. Loud in the log, not a failed request.
-    app.log.error({ err: error, slug }, 'invalidation not published'),
-  );
-  const cacheReceiver = createCacheReceiver(rawCache, config.cacheMaxAgeWithoutBusMs, app.log, () => clock.now());
-  await bus.subscribe(services.commentSignal.receiver(cacheReceiver));
   app.addHook('preClose', async () => {
     state.closing = true;
     // Requests waiting for comments answer now (with what there is), so closing does not wait for them.
@@ -220,5 +213,8 @@ async function registerRoutes(app: TypedApp, services: Services): Promise<void> 
     identity,
     sessions,
   });
-  await app.register(healthRoutes, { checkDatabase: () => services.store.ping(), bus: services.bus });
+  await app.register(healthRoutes, {
+    checkDatabase: () => services.store.ping(),
+    busSubscribed: () => services.bus.subscribed,
+  });
 }

@@ -5,7 +5,6 @@
  *   is subscribed (else a cache could serve changed documents). 200 with each check, or 503 `not_ready` naming the
  *   failing ones. Neither needs a token; both are `no-store`.
  */
-import type { InvalidationBus } from '../../coordination/bus.js';
 import { ApiError } from '../../errors.js';
 import type { TypedApp } from '../typed-app.js';
 
@@ -14,7 +13,8 @@ const DATABASE_TIMEOUT_MS = 2000;
 export interface HealthDeps {
   /** A cheap query that proves the database answers. */
   readonly checkDatabase: () => Promise<void>;
-  readonly bus: Pick<InvalidationBus, 'subscribed'>;
+  /** Whether the invalidation bus is subscribed now (coordination/bus.ts). */
+  readonly busSubscribed: () => boolean;
 }
 
 type Check = 'ok' | 'down';
@@ -43,7 +43,7 @@ export async function healthRoutes(app: TypedApp, deps: HealthDeps): Promise<voi
   );
 
   app.get('/readyz', { schema: { hide: true } }, async (_request, reply) => {
-    const checks = { database: await databaseCheck(deps), bus: deps.bus.subscribed ? 'ok' : 'down' } as const;
+    const checks = { database: await databaseCheck(deps), bus: deps.busSubscribed() ? 'ok' : 'down' } as const;
     const failing = Object.entries(checks)
       .filter(([, state]) => state !== 'ok')
       .map(([name]) => name);
