@@ -20,7 +20,6 @@ import type { Account } from './domain/types.js';
 import { rotateSecretFile } from './keys/signing-keys.js';
 import { serve } from './server.js';
 import { openStore } from './storage/index.js';
-import { migrateData } from './storage/migrate-data.js';
 
 const USAGE = `Usage:
   htmldrop-server [serve]                                   run the service
@@ -57,7 +56,7 @@ async function resolveUser(store: Store, user: string): Promise<Account> {
 }
 
 async function withStore<T>(work: (store: Store) => Promise<T>): Promise<T> {
-  const store = openStore(loadConfig());
+  const store = await openStore(loadConfig());
   try {
     await store.migrate();
     return await work(store);
@@ -86,6 +85,7 @@ async function run(argv: string[]): Promise<void> {
     if (values.from === undefined || values.to === undefined || !/^postgres(ql)?:\/\//.test(values.to)) {
       throw new UsageError('migrate-data needs --from <sqlite file> --to postgres://...');
     }
+    const { migrateData } = await import('./storage/migrate-data.js');
     const reports = await migrateData(values.from, values.to, (line) => console.error(line));
     const total = reports.reduce((n, r) => n + r.rows, 0);
     console.log(`migrated and verified ${total} rows in ${reports.length} tables`);

@@ -4,8 +4,6 @@
  * The only place that knows every part.
  */
 import { type Config, ConfigError, isLoopbackHost, loadConfig } from './config.js';
-import { createPostgresBus } from './coordination/postgres-bus.js';
-import { createRedisCoordination } from './coordination/redis.js';
 import { createFollowingClock } from './domain/clock.js';
 import type { Store } from './domain/store.js';
 import { type App, buildApp } from './http/app.js';
@@ -31,7 +29,7 @@ export async function startServer(
   // Until the app's logger exists, a lost idle connection is reported on stderr.
   let onConnectionError = (error: Error) =>
     console.error(`htmldrop-server: database connection lost: ${error.message}`);
-  const store = openStore(config, (error) => onConnectionError(error));
+  const store = await openStore(config, (error) => onConnectionError(error));
   try {
     await store.migrate();
   } catch (error) {
@@ -40,9 +38,16 @@ export async function startServer(
   }
   // Several instances: Redis holds counters and carries invalidations; without it, PostgreSQL does both
   // (counters in tables, LISTEN/NOTIFY). Time comes from the database so every instance agrees on windows.
+  // Each driver is loaded only when configured (start-up time and memory).
   const redis =
-    config.redisUrl === undefined ? undefined : createRedisCoordination(config.redisUrl, config.redisPrefix);
-  const bus = redis?.bus ?? (config.databaseUrl === undefined ? undefined : createPostgresBus(config.databaseUrl));
+    config.redisUrl === undefined
+      ? undefined
+      : (await import('./coordination/redis.js')).createRedisCoordination(config.redisUrl, config.redisPrefix);
+  const bus =
+    redis?.bus ??
+    (config.databaseUrl === undefined
+      ? undefined
+      : (await import('./coordination/postgres-bus.js')).createPostgresBus(config.databaseUrl));
   let onClockError = (error: unknown) =>
     console.error(`htmldrop-server: could not read the database's time: ${(error as Error).message}`);
   const following =

@@ -4,12 +4,20 @@
  * the answer is a coarse diff that is still correct (applying it to `from` gives `to`): the common leading and
  * trailing lines kept, everything between them removed from `from` and added from `to`, in one hunk.
  */
-import { FILE_HEADERS_ONLY, formatPatch, type StructuredPatch, structuredPatch } from 'diff';
+import { createRequire } from 'node:module';
+import type { StructuredPatch } from 'diff';
 import { ApiError } from '../errors.js';
 import { type DropDeps, getOwnedDrop, versionNotFound, versionNumberArg } from './drops.js';
 
 /** Lines of context around each change, as `diff -u`. */
 export const CONTEXT_LINES = 3;
+
+/** jsdiff, loaded on the first diff rather than at start-up (docs/architecture.md, "Process lifecycle"). */
+let jsdiff: typeof import('diff') | undefined;
+const library = () => {
+  jsdiff ??= createRequire(import.meta.url)('diff') as typeof import('diff');
+  return jsdiff;
+};
 
 export interface DiffBounds {
   /** Milliseconds the exact search may take (jsdiff's `timeout`). */
@@ -136,6 +144,7 @@ function coarseDiff(fromName: string, toName: string, from: string, to: string, 
 /** jsdiff on the changed region and its context, numbered as lines of the whole texts; undefined past the bounds. */
 function exactDiff(fromName: string, toName: string, from: string, to: string, region: Region, bounds: DiffBounds) {
   const { contextStart, contextEndFrom, contextEndTo, skipped } = region;
+  const { structuredPatch, formatPatch, FILE_HEADERS_ONLY } = library();
   const patch: StructuredPatch | undefined = structuredPatch(
     fromName,
     toName,

@@ -29,6 +29,7 @@ import { publicRoutes } from './routes/public.js';
 import { statsRoutes } from './routes/stats.js';
 import { verifyRoutes } from './routes/verify.js';
 import { createSchemas } from './schemas.js';
+import { buildSerializersOnFirstUse } from './serializers.js';
 import type { TypedApp } from './typed-app.js';
 import { createValidatorCompiler } from './validation.js';
 import { createWebSessions } from './web-session.js';
@@ -76,6 +77,8 @@ function createFastify(
     // Small by default; the routes that carry a document raise it (docs/api.md 8). Fastify refuses a body over the
     // cap from its Content-Length before reading it, and stops reading a chunked one at the cap.
     bodyLimit: config.limits.maxSmallBodyBytes,
+    // Validators (validation.ts) and serializers are compiled on first use, not at start.
+    schemaController: { compilersFactory: { buildSerializer: buildSerializersOnFirstUse } },
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 200 },
     // Per-request info logs cost throughput on the raw path; errors are logged by the error handler.
     logController: new LogController({ disableRequestLogging: true }),

@@ -2,15 +2,42 @@
  * Request validation: one Ajv for bodies (no type coercion: "5" is not 5) and one for path and query strings
  * (which are text and must be coerced). Failures map to the spec's specific error codes here, in one place.
  */
-import { Ajv, type ErrorObject } from 'ajv';
+import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import type { FastifySchemaCompiler } from 'fastify';
 import { ApiError, type ErrorCode } from '../errors.js';
 
+const AJV_OPTIONS = { allErrors: false, strict: false, useDefaults: true } as const;
+
+/**
+ * A validator compiled on its first call, not when its route is registered: start-up compiles nothing a request has
+ * not asked for yet (docs/architecture.md, "Process lifecycle"). Fastify reads `errors` after a failed call.
+ */
+function compiledOnFirstUse(compile: () => ValidateFunction): (data: unknown) => boolean {
+  let validate: ValidateFunction | undefined;
+  const lazy = Object.assign(
+    (data: unknown) => {
+      validate ??= compile();
+      const valid = validate(data);
+      lazy.errors = validate.errors ?? null;
+      return valid;
+    },
+    { errors: null as ValidateFunction['errors'] },
+  );
+  return lazy;
+}
+
 export function createValidatorCompiler(): FastifySchemaCompiler<unknown> {
-  const options = { allErrors: false, strict: false, useDefaults: true } as const;
-  const bodyAjv = new Ajv({ ...options, coerceTypes: false });
-  const textAjv = new Ajv({ ...options, coerceTypes: true });
-  return ({ schema, httpPart }) => (httpPart === 'body' ? bodyAjv : textAjv).compile(schema as object);
+  let bodyAjv: Ajv | undefined;
+  let textAjv: Ajv | undefined;
+  const ajvFor = (httpPart: string | undefined): Ajv => {
+    if (httpPart === 'body') {
+      bodyAjv ??= new Ajv({ ...AJV_OPTIONS, coerceTypes: false });
+      return bodyAjv;
+    }
+    textAjv ??= new Ajv({ ...AJV_OPTIONS, coerceTypes: true });
+    return textAjv;
+  };
+  return ({ schema, httpPart }) => compiledOnFirstUse(() => ajvFor(httpPart).compile(schema as object));
 }
 
 /** `<field>:<keyword>` -> code, for body fields whose failures have a specific spec code. */
@@ -98,8 +125,9 @@ export const wrongField = (field: string, hint: string) => () =>
  * console's forms, which feed the same domain functions as the API and must refuse exactly what it refuses.
  */
 export function bodyChecker<T>(schema: object): (value: unknown) => T {
-  const validate = new Ajv({ allErrors: false, strict: false, useDefaults: true, coerceTypes: false }).compile(schema);
+  let validate: ValidateFunction | undefined;
   return (value) => {
+    validate ??= new Ajv({ ...AJV_OPTIONS, coerceTypes: false }).compile(schema);
     if (!validate(value)) throw validationError('body', validate.errors ?? []);
     return value as T;
   };

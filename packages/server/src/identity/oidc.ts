@@ -3,7 +3,7 @@
  * ID token validation by the library (issuer, audience, signature, expiry, nonce). The subject is namespaced by
  * issuer, so one account per (issuer, sub).
  */
-import * as oidc from 'openid-client';
+import type * as OidcClient from 'openid-client';
 import type { Identity } from '../domain/types.js';
 import { type IdentityProvider, SignInError, type SignInParams } from './provider.js';
 
@@ -28,16 +28,20 @@ function loginOf(claims: Readonly<Record<string, unknown>>): string | undefined 
 
 export function createOidcProvider(options: OidcOptions): IdentityProvider {
   const issuer = new URL(options.issuer);
-  let configuration: Promise<oidc.Configuration> | undefined;
+  let configuration: Promise<{ oidc: typeof OidcClient; config: OidcClient.Configuration }> | undefined;
+  // openid-client is loaded with the first sign-in, not at start-up (docs/architecture.md, "Process lifecycle").
   const configure = () => {
-    configuration ??= oidc
-      .discovery(
-        issuer,
-        options.clientId,
-        undefined,
-        options.clientSecret === undefined ? oidc.None() : oidc.ClientSecretPost(options.clientSecret),
-        isLoopbackHttp(issuer) ? { execute: [oidc.allowInsecureRequests] } : {},
-      )
+    configuration ??= import('openid-client')
+      .then(async (oidc) => {
+        const config = await oidc.discovery(
+          issuer,
+          options.clientId,
+          undefined,
+          options.clientSecret === undefined ? oidc.None() : oidc.ClientSecretPost(options.clientSecret),
+          isLoopbackHttp(issuer) ? { execute: [oidc.allowInsecureRequests] } : {},
+        );
+        return { oidc, config };
+      })
       .catch((error: unknown) => {
         configuration = undefined; // retry discovery on the next sign-in
         throw new SignInError(`The identity provider is unreachable (${(error as Error).message}).`);
@@ -49,7 +53,7 @@ export function createOidcProvider(options: OidcOptions): IdentityProvider {
     name: 'oidc',
     displayName: issuer.host,
     async authorizationUrl(params: SignInParams) {
-      const config = await configure();
+      const { oidc, config } = await configure();
       const url = oidc.buildAuthorizationUrl(config, {
         redirect_uri: params.redirectUri,
         scope: options.scopes,
@@ -61,7 +65,7 @@ export function createOidcProvider(options: OidcOptions): IdentityProvider {
       return url.toString();
     },
     async complete(callback, _form, params): Promise<Identity> {
-      const config = await configure();
+      const { oidc, config } = await configure();
       // The token request must repeat the authorization request's redirect_uri exactly, and openid-client takes
       // it from the URL it is given: rebuild that from params.redirectUri (the request URL the route sees has
       // lost any path prefix of the base URL), keeping only the provider's answer, the query.

@@ -23,7 +23,13 @@ afterAll(async () => {
 });
 
 /** One writer: creates a drop, then adds versions to it, until the service goes away. */
-async function writer(base: string, token: string, id: number, acknowledged: Acknowledged[]): Promise<void> {
+async function writer(
+  base: string,
+  token: string,
+  id: number,
+  acknowledged: Acknowledged[],
+  onAcknowledged: () => void,
+): Promise<void> {
   const headers = { authorization: `Bearer ${token}`, 'content-type': 'application/json' };
   let slug: string | undefined;
   for (let n = 0; ; n++) {
@@ -41,6 +47,7 @@ async function writer(base: string, token: string, id: number, acknowledged: Ack
       const drop = (await response.json()) as { slug: string; latest_version: number };
       slug = drop.slug;
       acknowledged.push({ slug: drop.slug, version: drop.latest_version, html });
+      onAcknowledged();
     } catch {
       return; // the service was killed: this write was not acknowledged
     }
@@ -65,10 +72,20 @@ for (const dialect of DIALECTS) {
       const port = String(await freePort());
       for (let round = 0; round < ROUNDS; round++) {
         const server: RunningServer = await startServer({ ...env, PORT: port });
+        // The kill comes at a random moment after every writer has had a few writes answered (however loaded the
+        // machine is), so each round crashes in the middle of a stream of writes.
+        const target = acknowledged.length + 2 * WRITERS;
+        let reached: () => void = () => undefined;
+        const enough = new Promise<void>((resolve) => {
+          reached = resolve;
+        });
         const writers = Array.from({ length: WRITERS }, (_, i) =>
-          writer(server.baseUrl, token, round * 100 + i, acknowledged),
+          writer(server.baseUrl, token, round * 100 + i, acknowledged, () => {
+            if (acknowledged.length >= target) reached();
+          }),
         );
-        await new Promise((resolve) => setTimeout(resolve, 300 + Math.random() * 700));
+        await enough;
+        await new Promise((resolve) => setTimeout(resolve, Math.random() * 300));
         await server.stop('SIGKILL');
         await Promise.all(writers);
       }
