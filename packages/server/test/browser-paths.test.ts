@@ -1,6 +1,6 @@
 /** Browser-facing paths outside the API (docs/api.md, "Browser paths"): HTML where a person looks, JSON for clients. */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { acceptQuality, prefersHtml } from '../src/http/accept.js';
+import { acceptQuality, preferredType, prefersHtml } from '../src/http/accept.js';
 import { createHarness, type Harness, page } from './helpers.js';
 
 /** What Chromium sends when it navigates to a page. */
@@ -27,8 +27,21 @@ describe('Accept negotiation', () => {
     ['application/json, text/html;q=0.5', false],
     ['text/html;q=0, */*', false],
     ['text/*;q=0.9, application/json;q=0.5', true],
+    // A tie in quality goes to the more specific range (as the negotiator package of Express and Koa decides).
+    ['text/html,*/*', true],
+    ['*/*, text/html', true],
+    ['application/json, text/html', false],
+    ['text/html, application/json', true],
+    ['text/*, application/json', false],
   ])('Accept %j prefers HTML: %s', (accept, expected) => {
     expect(prefersHtml(accept)).toBe(expected);
+  });
+
+  it('picks among offers by quality, then specificity, then position', () => {
+    expect(preferredType('text/html,*/*', ['application/json', 'text/html'])).toBe('text/html');
+    expect(preferredType('*/*', ['application/json', 'text/html'])).toBe('application/json');
+    expect(preferredType('image/png', ['application/json', 'text/html'])).toBeUndefined();
+    expect(preferredType(undefined, ['text/markdown', 'text/html'])).toBe('text/markdown');
   });
 
   it('takes the quality of the most specific range', () => {
@@ -39,16 +52,19 @@ describe('Accept negotiation', () => {
 });
 
 describe('unmatched paths', () => {
-  it.each(['/nope', '/favicon.png', '/p', '/console/nothing'])(
-    '%s in a browser is an HTML 404 page linking home',
-    async (url) => {
-      const reply = await h.call('GET', url, { headers: { accept: BROWSER_ACCEPT } });
-      expect(reply.status).toBe(404);
-      expect(reply.headers['content-type']).toMatch(/^text\/html/);
-      expect(reply.text).toContain('Page not found');
-      expect(reply.text).toContain('href="/"');
-    },
-  );
+  it.each([
+    ['/nope', BROWSER_ACCEPT],
+    ['/favicon.png', BROWSER_ACCEPT],
+    ['/p', BROWSER_ACCEPT],
+    ['/console/nothing', BROWSER_ACCEPT],
+    ['/nope', 'text/html,*/*'],
+  ])('%s in a browser (Accept %j) is an HTML 404 page linking home', async (url, accept) => {
+    const reply = await h.call('GET', url, { headers: { accept } });
+    expect(reply.status).toBe(404);
+    expect(reply.headers['content-type']).toMatch(/^text\/html/);
+    expect(reply.text).toContain('Page not found');
+    expect(reply.text).toContain('href="/"');
+  });
 
   it('the same path from curl or a client without Accept is JSON', async () => {
     const variants: Record<string, string>[] = [{ accept: '*/*' }, {}];
