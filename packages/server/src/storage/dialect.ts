@@ -6,15 +6,17 @@ export interface Dialect {
   readonly name: 'sqlite' | 'postgres';
   readonly db: Kysely<Database>;
   /**
-   * SQL text value stored under `key` in the JSON object column `column`, or NULL.
-   * `key` must already be validated as a metadata key ([A-Za-z0-9_.-]).
+   * SQL text value stored under a key in the JSON object column `column`, or NULL. `keyPath` is the value
+   * jsonKeyPath() makes of the key (a parameter, so a prepared statement may take it in a slot).
    */
-  jsonText(column: 'metadata', key: string): RawBuilder<string | null>;
+  jsonText(column: 'metadata', keyPath: string): RawBuilder<string | null>;
+  /** The parameter jsonText() takes for a metadata key (already validated as [A-Za-z0-9_.-]). */
+  jsonKeyPath(key: string): string;
   /**
-   * True when text column `column` contains `text`, ignoring case (ASCII case at least: SQLite's LIKE folds ASCII
-   * only). `%`, `_` and `\` in `text` match literally.
+   * True when text column `column` matches the LIKE `pattern` made by containsPattern(), ignoring case (ASCII case
+   * at least: SQLite's LIKE folds ASCII only). The pattern is a value, so a prepared statement may take it in a slot.
    */
-  containsIgnoringCase(column: 'title', text: string): RawBuilder<boolean>;
+  likeIgnoringCase(column: 'title', pattern: string): RawBuilder<boolean>;
   /**
    * Schema for Kysely's migration tables, when the dialect has schemas. Needed on PostgreSQL: without it the
    * migrator's existence check sees migration tables of other schemas in the same database.
@@ -32,8 +34,8 @@ export interface Dialect {
 }
 
 /**
- * LIKE pattern for "contains `text`", its wildcards and the escape character escaped with LIKE_ESCAPE. Shared by the
- * dialects' containsIgnoringCase.
+ * LIKE pattern for "contains `text`", its wildcards and the escape character escaped with LIKE_ESCAPE (`%`, `_` and
+ * `\` in `text` match literally), for the dialects' likeIgnoringCase.
  */
 export function containsPattern(text: string): string {
   return `%${text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;

@@ -1,7 +1,7 @@
 /** PostgreSQL through node-postgres: the pool, its type parsing, and the dialect's quirks. */
 import { Kysely, PostgresDialect, sql } from 'kysely';
 import pg from 'pg';
-import { containsPattern, type Dialect, LIKE_ESCAPE } from './dialect.js';
+import { type Dialect, LIKE_ESCAPE } from './dialect.js';
 import type { Database } from './schema.js';
 
 export interface PostgresOptions {
@@ -32,9 +32,9 @@ export function openPostgres(url: string, options: PostgresOptions = {}): Dialec
   return {
     name: 'postgres',
     db,
-    jsonText: (column, key) => sql<string | null>`(${sql.ref(column)}::jsonb ->> ${key})`,
-    containsIgnoringCase: (column, text) =>
-      sql<boolean>`(${sql.ref(column)} ilike ${containsPattern(text)} escape ${LIKE_ESCAPE})`,
+    jsonText: (column, keyPath) => sql<string | null>`(${sql.ref(column)}::jsonb ->> ${keyPath})`,
+    jsonKeyPath: (key) => key,
+    likeIgnoringCase: (column, pattern) => sql<boolean>`(${sql.ref(column)} ilike ${pattern} escape ${LIKE_ESCAPE})`,
     async now() {
       const { rows } = await sql<{
         ms: string;

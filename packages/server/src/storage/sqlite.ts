@@ -4,7 +4,7 @@ import path from 'node:path';
 import SqliteDatabase from 'better-sqlite3';
 import { Kysely, sql } from 'kysely';
 import { ensurePrivateDir } from '../private-dir.js';
-import { containsPattern, type Dialect, LIKE_ESCAPE } from './dialect.js';
+import { type Dialect, LIKE_ESCAPE } from './dialect.js';
 import type { Database } from './schema.js';
 import { createWalFlusher, GroupCommitSqliteDialect } from './sqlite-durability.js';
 
@@ -44,10 +44,10 @@ export function openSqliteFile(file: string): Dialect {
   return {
     name: 'sqlite',
     db,
-    jsonText: (column, key) => sql<string | null>`json_extract(${sql.ref(column)}, ${`$."${key}"`})`,
     // LIKE ignores ASCII case (case_sensitive_like is never set).
-    containsIgnoringCase: (column, text) =>
-      sql<boolean>`(${sql.ref(column)} like ${containsPattern(text)} escape ${LIKE_ESCAPE})`,
+    jsonText: (column, keyPath) => sql<string | null>`json_extract(${sql.ref(column)}, ${keyPath})`,
+    jsonKeyPath: (key) => `$."${key}"`,
+    likeIgnoringCase: (column, pattern) => sql<boolean>`(${sql.ref(column)} like ${pattern} escape ${LIKE_ESCAPE})`,
     migrationSchema: async () => undefined,
     // Embedded: the database runs on this machine's clock.
     now: async () => Date.now(),

@@ -6,11 +6,11 @@ import type { Insertable, Kysely } from 'kysely';
 import type { DropChanges, NewDrop, NewVersion, Store, VersionConflict } from '../../domain/store.js';
 import type { DropRecord, ListQuery } from '../../domain/types.js';
 import type { BodyEncoder } from '../body-encoder.js';
-import type { Dialect } from '../dialect.js';
+import { containsPattern, type Dialect } from '../dialect.js';
 import type { Database, DropsTable } from '../schema.js';
 import { deleteVersionRows, releaseBodies } from './bodies.js';
-import { prepared, slot } from './prepared.js';
-import { changeSet, DROP_COLUMNS, encodeNetwork, inTransaction, Rollback, toDrop } from './shared.js';
+import { type Prepared, prepared, slot } from './prepared.js';
+import { changeSet, DROP_COLUMNS, type DropRow, encodeNetwork, inTransaction, Rollback, toDrop } from './shared.js';
 import { insertVersion, type VersionStore, versionStore } from './versions.js';
 
 export type DropStore = Pick<
@@ -128,29 +128,74 @@ function findDrop(db: Kysely<Database>): Store['findDrop'] {
   };
 }
 
+/** Compiled list statements kept per shape (which filters, which sort); a shape beyond this many is compiled each time. */
+const MAX_LIST_SHAPES = 128;
+
+interface ListStatements {
+  readonly page: Prepared<Record<string, unknown>>;
+  readonly count: Prepared<Record<string, unknown>>;
+}
+
+/**
+ * One page of an account's drops and the number matching, compiled once per shape of the query (kysely/prepared.ts):
+ * how many tags are filtered on, whether a title filter and the expiry condition apply, the sort. Only values vary
+ * between two calls of one shape.
+ */
 function listDrops(dialect: Dialect): Store['listDrops'] {
-  const { db } = dialect;
+  const shapes = new Map<string, ListStatements>();
+  const statementsFor = (query: ListQuery, tags: number): ListStatements => {
+    const title = Boolean(query.titleContains);
+    const alive = query.aliveAt !== undefined;
+    const shape = `${tags} ${title} ${alive} ${query.sortBy} ${query.sortOrder}`;
+    const known = shapes.get(shape);
+    if (known !== undefined) return known;
+    const filtered = (executor: Kysely<Database>) => {
+      let base = executor.selectFrom('drops').where('account_id', '=', slot<string>('account'));
+      for (let i = 0; i < tags; i++) {
+        base = base.where(dialect.jsonText('metadata', slot<string>(`k${i}`)), '=', slot<string>(`v${i}`));
+      }
+      if (title) base = base.where(dialect.likeIgnoringCase('title', slot<string>('title')));
+      if (alive) {
+        base = base.where((eb) =>
+          eb.or([eb('expires_at', 'is', null), eb('expires_at', '>', slot<number>('aliveAt'))]),
+        );
+      }
+      return base;
+    };
+    const statements: ListStatements = {
+      count: prepared((executor) =>
+        filtered(executor).select((eb) => eb.fn.countAll<number | string | bigint>().as('n')),
+      ),
+      page: prepared((executor) =>
+        filtered(executor)
+          .select(DROP_COLUMNS)
+          .orderBy(query.sortBy, query.sortOrder)
+          .orderBy('slug', query.sortOrder)
+          .limit(slot<number>('limit'))
+          .offset(slot<number>('offset')),
+      ),
+    };
+    if (shapes.size < MAX_LIST_SHAPES) shapes.set(shape, statements);
+    return statements;
+  };
   return async (accountId, query: ListQuery) => {
-    let base = db.selectFrom('drops').where('account_id', '=', accountId);
-    for (const [key, value] of Object.entries(query.metadata)) {
-      base = base.where(dialect.jsonText('metadata', key), '=', value);
-    }
-    if (query.titleContains) base = base.where(dialect.containsIgnoringCase('title', query.titleContains));
-    const { aliveAt } = query;
-    if (aliveAt !== undefined) {
-      base = base.where((eb) => eb.or([eb('expires_at', 'is', null), eb('expires_at', '>', aliveAt)]));
-    }
-    const counted = await base
-      .select((eb) => eb.fn.countAll<number | string | bigint>().as('n'))
-      .executeTakeFirstOrThrow();
-    const total = Number(counted.n);
-    const rows = await base
-      .select(DROP_COLUMNS)
-      .orderBy(query.sortBy, query.sortOrder)
-      .orderBy('slug', query.sortOrder)
-      .limit(query.pageSize)
-      .offset((query.page - 1) * query.pageSize)
-      .execute();
+    const entries = Object.entries(query.metadata);
+    const values: Record<string, unknown> = {
+      account: accountId,
+      limit: query.pageSize,
+      offset: (query.page - 1) * query.pageSize,
+      ...(query.titleContains ? { title: containsPattern(query.titleContains) } : {}),
+      ...(query.aliveAt === undefined ? {} : { aliveAt: query.aliveAt }),
+    };
+    entries.forEach(([key, value], i) => {
+      values[`k${i}`] = dialect.jsonKeyPath(key);
+      values[`v${i}`] = value;
+    });
+    const statements = statementsFor(query, entries.length);
+    const counted = await statements.count<{ n: number | string | bigint }>(dialect.db, values);
+    const total = Number(counted.rows[0]?.n ?? 0);
+    if (total === 0) return { items: [], total };
+    const { rows } = await statements.page<DropRow>(dialect.db, values);
     return { items: rows.map(toDrop), total };
   };
 }

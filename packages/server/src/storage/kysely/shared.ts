@@ -34,7 +34,7 @@ export const DROP_COLUMNS = [
   'network',
 ] as const;
 
-type DropRow = Pick<Selectable<DropsTable>, (typeof DROP_COLUMNS)[number]>;
+export type DropRow = Pick<Selectable<DropsTable>, (typeof DROP_COLUMNS)[number]>;
 
 export function toDrop(row: DropRow): DropRecord {
   return {
