@@ -169,8 +169,9 @@ export function httpGet(url, agent, host) {
  * @param {string} url
  * @param {Managed} managed
  * @param {number} [timeoutMs]
+ * @param {number} [pollMs] how often to ask (the resolution of a start-up time measured with it)
  */
-export async function waitForHttp(url, managed, timeoutMs = 30_000) {
+export async function waitForHttp(url, managed, timeoutMs = 30_000, pollMs = 100) {
   const deadline = Date.now() + timeoutMs;
   let last = '';
   while (Date.now() < deadline) {
@@ -184,7 +185,7 @@ export async function waitForHttp(url, managed, timeoutMs = 30_000) {
     } catch (error) {
       last = error instanceof Error ? error.message : String(error);
     }
-    await sleep(100);
+    await sleep(pollMs);
   }
   throw new Error(
     `${managed.name} did not answer 200 at ${url} within ${timeoutMs} ms (${last}):\n${managed.output()}`,
