@@ -61,7 +61,7 @@ const config = {
 /** Cores other processes may use during a run before its round is set aside (as in bench/raw.mjs). */
 const OTHER_LOAD_CORES = 0.2;
 const DATABASE_URL = process.env.BENCH_DATABASE_URL?.trim() || undefined;
-/** Targets, relative to the baseline in the same run (issue "Step 9"). */
+/** Targets, relative to the baseline in the same run (bench/README.md, "The write path"). */
 const TARGET_CREATES = 0.8;
 const TARGET_DISK = 0.35;
 const TEAMS = ['atlas', 'borealis', 'cobalt', 'delta'];
