@@ -2,10 +2,11 @@
  * The client-side upsert ("lookup, then mutate", docs/api.md sections 1 and 4.3): list the caller's drops with metadata
  * equality filters; exactly one match gets a PUT (new version), none gets a POST tagged with the filter, several
  * is refused. Runs on one machine are serialized with a lock file per (service, filter) (lock.ts). Writers on other
- * machines are caught by the service (docs/decisions/0018, "Since step 6"): the PUT carries `If-Match` with the
- * version the lookup saw, so a version published meanwhile is a 412 and the upsert reads again and publishes on top
- * of it, telling the caller; the POST carries an Idempotency-Key derived from the service and the filter, so a second
- * machine's create with another body is refused (422) and becomes an update of the first machine's drop.
+ * machines are caught by the service (docs/decisions/0018, "Later: If-Match and idempotent creates"): the PUT carries
+ * `If-Match` with the version the lookup saw, so a version published meanwhile is a 412 and the upsert reads again
+ * and publishes on top of it, telling the caller; the POST carries an Idempotency-Key derived from the service and
+ * the filter, so a second machine's create with another body is refused (422) and becomes an update of the first
+ * machine's drop.
  */
 import { createHash } from 'node:crypto';
 import path from 'node:path';

@@ -31,7 +31,7 @@ const USAGE = `Usage:
                                                             copy a SQLite deployment into an empty PostgreSQL
   htmldrop-server secret rotate                             new signing secret in <data dir>/secret.key; the old one
                                                             keeps verifying until the next rotation
-Environment: see README (PORT, HOST, HTMLDROP_DATA_DIR, HTMLDROP_DATABASE_URL, ...).`;
+Environment: see docs/operating.md, "Configuration" (PORT, HOST, HTMLDROP_DATA_DIR, HTMLDROP_DATABASE_URL, ...).`;
 
 class UsageError extends Error {}
 

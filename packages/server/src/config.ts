@@ -1,6 +1,6 @@
 /**
  * The only reader of process.env. Parses, types and freezes the service configuration once; fails fast on bad input.
- * Names and defaults: docs/architecture.md, "Configuration", and the README's table.
+ * Names and defaults: docs/operating.md, "Configuration" (the docs test checks that its table matches this file).
  */
 import path from 'node:path';
 
@@ -113,7 +113,10 @@ export interface Config {
   readonly requestTimeoutMs: number;
   /** Open connections per client address (IPv6: per /64); 0 turns the cap off. */
   readonly maxConnectionsPerAddress: number;
-  /** HTMLDROP_SECRET: the signing secret shared by every instance; unset: the data directory's key file (secrets.ts). */
+  /**
+   * HTMLDROP_SECRET: the signing secret shared by every instance; unset: the data directory's key file
+   * (keys/signing-keys.ts).
+   */
   readonly secret: string | undefined;
   /** HTMLDROP_SECRET_PREVIOUS: the secret before a rotation, accepted for verification only. */
   readonly previousSecret: string | undefined;
@@ -265,7 +268,8 @@ function readEmbedOrigins(env: Env): readonly string[] {
 /**
  * HTMLDROP_CONTENT_ORIGIN: `<scheme>://{id}.<domain>[:port]`, or `off`. Unset, on a loopback HOST with a loopback
  * base URL: `{id}.localhost` on the base URL's port, which browsers resolve to this machine with no set-up; unset
- * otherwise: off (a public deployment needs wildcard DNS and a certificate first: README, "Content origins").
+ * otherwise: off (a public deployment needs wildcard DNS and a certificate first: docs/operating.md, "Content
+ * origins").
  */
 function readContentOrigin(env: Env, host: string, baseUrl: string): string | undefined {
   const raw = env.HTMLDROP_CONTENT_ORIGIN?.trim();

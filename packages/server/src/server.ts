@@ -138,13 +138,13 @@ export async function serve(): Promise<void> {
     app.log.info(`htmldrop listening on ${config.baseUrl} (data: ${config.databaseUrl ? 'postgres' : config.dataDir})`);
     app.log.info(
       config.contentOrigin === undefined
-        ? 'drops run in an opaque origin (no storage): set HTMLDROP_CONTENT_ORIGIN to give each its own (README, "Content origins")'
+        ? 'drops run in an opaque origin (no storage): set HTMLDROP_CONTENT_ORIGIN to give each its own (docs/operating.md, "Content origins")'
         : `each drop on its own origin: ${config.contentOrigin}`,
     );
     const sameSite = mayShareSite(config);
     if (sameSite !== undefined) {
       app.log.warn(
-        `the content domain and ${sameSite} look like one site: drops could then send the service's SameSite cookies along; use a registrable domain of its own (README, "Content origins")`,
+        `the content domain and ${sameSite} look like one site: drops could then send the service's SameSite cookies along; use a registrable domain of its own (docs/operating.md, "Content origins")`,
       );
     }
     for (const signal of ['SIGINT', 'SIGTERM'] as const) {

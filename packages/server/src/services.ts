@@ -109,7 +109,7 @@ export function createServices(options: ServiceOptions): Services {
   const bus = options.bus ?? createLocalBus();
   const contentHosts = contentHostsOf(config);
   const rawCache = createRawCache({ maxBytes: config.rawCacheBytes, now: () => clock.now() });
-  // Signing keys come from the environment or the data directory's key file, never the database (secrets.ts).
+  // Signing keys come from the environment or the data directory's key file, never the database (keys/signing-keys.ts).
   const keys = options.signingKeys ?? loadSigningKeys(config);
   const capabilities = createCapabilities(keys.capability, clock, config.capabilityTtlMs);
   const random = options.random === undefined ? {} : { random: options.random };

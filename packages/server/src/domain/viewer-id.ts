@@ -22,7 +22,7 @@ function utcDay(at: number): string {
 }
 
 /**
- * A hasher over `key` (secrets.ts: the `viewer-day` key derived from the signing secret). The day's key is
+ * A hasher over `key` (keys/signing-keys.ts: the `viewer-day` key derived from the signing secret). The day's key is
  * HMAC-SHA256(key, `YYYY-MM-DD`), the same on every instance sharing the secret; the current day's is kept.
  */
 export function createViewerHasher(key: Buffer): ViewerHasher {

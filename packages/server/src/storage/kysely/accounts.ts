@@ -1,4 +1,4 @@
-/** Accounts and API tokens over Kysely. Each method's atomicity is stated on it in ../store.ts. */
+/** Accounts and API tokens over Kysely. Each method's atomicity is stated on it in domain/store.ts. */
 import type { Kysely, Selectable } from 'kysely';
 import type { Store } from '../../domain/store.js';
 import type { Identity } from '../../domain/types.js';

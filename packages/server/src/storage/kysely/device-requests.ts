@@ -1,6 +1,6 @@
 /**
  * Device requests (the device authorization flow's pending, decided and claimed requests) over Kysely. Each
- * method's atomicity is stated on it in ../store.ts.
+ * method's atomicity is stated on it in domain/store.ts.
  */
 import type { Kysely } from 'kysely';
 import type { Store } from '../../domain/store.js';

@@ -1,6 +1,6 @@
 /**
  * Drops and their versions over Kysely: create, list with metadata and title filters, append and delete versions,
- * passcode, delete (view counts are in view-stats.ts). Each method's atomicity is stated on it in ../store.ts.
+ * passcode, delete (view counts are in view-stats.ts). Each method's atomicity is stated on it in domain/store.ts.
  */
 import type { Insertable, Kysely } from 'kysely';
 import type { DropChanges, NewDrop, NewVersion, Store, VersionConflict } from '../../domain/store.js';

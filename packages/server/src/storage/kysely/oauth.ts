@@ -1,6 +1,6 @@
 /**
  * OAuth clients and authorization codes over Kysely (docs/api.md, "Remote MCP and OAuth"). Each method's atomicity
- * is stated on it in ../store.ts.
+ * is stated on it in domain/store.ts.
  */
 import type { Kysely, Selectable } from 'kysely';
 import type { Store } from '../../domain/store.js';

@@ -1,6 +1,6 @@
 /**
  * Rate counters over Kysely: fixed windows counted atomically across instances, given back, and purged (with
- * device requests past their retention) once expired. Each method's atomicity is stated on it in ../store.ts.
+ * device requests past their retention) once expired. Each method's atomicity is stated on it in domain/store.ts.
  */
 import type { Kysely } from 'kysely';
 import type { RateWindow, Store } from '../../domain/store.js';

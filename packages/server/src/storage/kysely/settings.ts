@@ -1,4 +1,4 @@
-/** Service-wide settings over Kysely. The atomicity of ensureSetting is stated on it in ../store.ts. */
+/** Service-wide settings over Kysely. The atomicity of ensureSetting is stated on it in domain/store.ts. */
 import type { Kysely } from 'kysely';
 import type { Store } from '../../domain/store.js';
 import type { Database } from '../schema.js';

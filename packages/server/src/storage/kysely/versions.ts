@@ -1,7 +1,7 @@
 /**
  * Versions over Kysely: the one insert of a version row with its body, listing, reading one version's details or
  * HTML, and deleting one version (docs/api.md, "History and safe writers"). Each method's atomicity is stated on it
- * in ../store.ts; bodies are kept and released in kysely/bodies.ts.
+ * in domain/store.ts; bodies are kept and released in kysely/bodies.ts.
  */
 import type { Insertable, Kysely, Transaction } from 'kysely';
 import type { NewVersion, Store } from '../../domain/store.js';

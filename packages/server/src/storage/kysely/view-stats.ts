@@ -1,6 +1,6 @@
 /**
  * Read receipts over Kysely (docs/api.md, "Read receipts"): one flush of viewer renders written as increments and
- * insert-or-ignore, and the statistics of one drop. Each method's atomicity is stated on it in ../store.ts.
+ * insert-or-ignore, and the statistics of one drop. Each method's atomicity is stated on it in domain/store.ts.
  */
 import { type Kysely, sql, type Transaction } from 'kysely';
 import type { Store } from '../../domain/store.js';

@@ -1,8 +1,8 @@
 import type { Kysely, Migration } from 'kysely';
 
 /**
- * Step 6 of the roadmap, history and safe writers (docs/api.md, "History and safe writers"): a drop's expiry, and
- * the answers kept for idempotency keys. Both are read by time, so both are indexed by it for the purge.
+ * History and safe writers (docs/api.md, "History and safe writers"): a drop's expiry, and the answers kept for
+ * idempotency keys. Both are read by time, so both are indexed by it for the purge.
  */
 export const history: Migration = {
   async up(db: Kysely<unknown>): Promise<void> {

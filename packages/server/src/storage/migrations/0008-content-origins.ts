@@ -1,9 +1,9 @@
 import { type Kysely, type Migration, sql } from 'kysely';
 
 /**
- * Step 7 of the roadmap, each drop on its own origin (docs/api.md, "Each drop on its own origin"): the drop's
- * content label (the `{id}` of its host name, unique) and its network policy. Existing drops get a fresh random
- * label here, so every drop has one from this migration on; labels are never derived from slugs.
+ * Each drop on its own origin (docs/api.md, "Each drop on its own origin"): the drop's content label (the `{id}` of its
+ * host name, unique) and its network policy. Existing drops get a fresh random label here, so every drop has one from
+ * this migration on; labels are never derived from slugs.
  *
  * The backfill is one statement, so a large table is labelled in one pass (PostgreSQL holds the table's lock for
  * the migration's transaction). SQLite runs migrations outside a transaction: each step checks what is already

@@ -2,9 +2,9 @@ import { type Kysely, type Migration, sql, type Transaction } from 'kysely';
 import { bodyHash, decodeBodyBytes, encodeBody } from '../bodies.js';
 
 /**
- * Step 9 of the roadmap, the cost of keeping history (docs/decisions/0027-compressed-deduplicated-bodies.md): a
- * version's HTML moves from `versions.html` into `bodies`, stored once per distinct content (addressed by its
- * SHA-256) and compressed, counted by the versions that use it.
+ * The cost of keeping history (docs/decisions/0027-compressed-deduplicated-bodies.md): a version's HTML moves from
+ * `versions.html` into `bodies`, stored once per distinct content (addressed by its SHA-256) and compressed, counted by
+ * the versions that use it.
  *
  * In place, in batches: each batch hashes and compresses some versions, keeps their bodies, points the versions at
  * them and empties their `html`, then reads every kept body back and checks that it decompresses to the hash it is
