@@ -25,6 +25,7 @@ const INPUTS = [
     `packages/${name}/README.md`,
   ]),
   'packages/mcp/scripts',
+  'packages/server/scripts',
 ];
 
 function newestMtime(target) {

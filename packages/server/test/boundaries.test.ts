@@ -15,12 +15,12 @@ const PACKAGES = path.resolve(import.meta.dirname, '../..');
 /** What a room may import inside the server: rooms (folders) and top-level files. Top-level files may import anything. */
 const MAY_IMPORT: Readonly<Record<string, readonly string[]>> = {
   domain: ['domain', 'config.ts', 'errors.ts'],
-  storage: ['storage', 'domain', 'config.ts', 'errors.ts', 'private-dir.ts'],
+  storage: ['storage', 'domain', 'config.ts', 'errors.ts', 'private-dir.ts', 'built-files.ts'],
   coordination: ['coordination', 'domain', 'serve', 'config.ts', 'errors.ts'],
   identity: ['identity', 'domain', 'config.ts', 'errors.ts'],
   keys: ['keys', 'domain', 'config.ts', 'private-dir.ts'],
-  serve: ['serve', 'domain', 'config.ts', 'errors.ts'],
-  http: ['http', 'domain', 'serve', 'keys', 'identity', 'config.ts', 'errors.ts', 'services.ts'],
+  serve: ['serve', 'domain', 'config.ts', 'errors.ts', 'built-files.ts'],
+  http: ['http', 'domain', 'serve', 'keys', 'identity', 'config.ts', 'errors.ts', 'services.ts', 'built-files.ts'],
 };
 
 /** Packages a room may use besides Node's built-ins; anything else found there is a boundary crossed. */

@@ -7,6 +7,7 @@
  * never needs an invalidation, and concurrent requests for the same document share one conversion.
  */
 import { Worker } from 'node:worker_threads';
+import { builtFile } from '../built-files.js';
 import type { ConvertRequest, WorkerMessage } from './markdown-worker.js';
 import { textOfHtml } from './plain-text.js';
 
@@ -48,11 +49,8 @@ export interface MarkdownCopyOptions {
   readonly onFallback?: (key: string, outcome: DocumentText['outcome'], detail: string) => void;
 }
 
-/**
- * The compiled worker, found the same way from src/serve (tests) and dist/serve (the service): both resolve
- * `../../dist/serve/` to the package's dist folder, which `npm run build` writes and `npm test` builds first.
- */
-export const MARKDOWN_WORKER_URL = new URL('../../dist/serve/markdown-worker.js', import.meta.url);
+/** The compiled worker, which `npm run build` writes and `npm test` builds first (built-files.ts). */
+export const MARKDOWN_WORKER_URL = builtFile('serve/markdown-worker.js');
 
 /**
  * The bounds (docs/decisions/0025-markdown-copy.md): a dense 2 MiB document (about 200,000 elements) converts in

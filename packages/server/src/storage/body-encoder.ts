@@ -6,6 +6,7 @@
  * slower for the event loop, never lost.
  */
 import { Worker } from 'node:worker_threads';
+import { builtFile } from '../built-files.js';
 import { encodeBody, type StoredBody } from './bodies.js';
 import type { EncodeAnswer, EncodeRequest } from './body-worker.js';
 
@@ -15,11 +16,8 @@ export interface BodyEncoder {
   close(): Promise<void>;
 }
 
-/**
- * The compiled worker, found the same way from src/storage (tests) and dist/storage (the service): both resolve
- * `../../dist/storage/` to the package's dist folder, which `npm run build` writes and `npm test` builds first.
- */
-export const BODY_WORKER_URL = new URL('../../dist/storage/body-worker.js', import.meta.url);
+/** The compiled worker, which `npm run build` writes and `npm test` builds first (built-files.ts). */
+export const BODY_WORKER_URL = builtFile('storage/body-worker.js');
 
 /** Structured cloning turns the Buffer into a plain Uint8Array: the same bytes, viewed as a Buffer again. */
 function asBuffer(body: StoredBody): StoredBody {

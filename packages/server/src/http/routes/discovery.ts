@@ -7,6 +7,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Type } from '@sinclair/typebox';
+import { builtFile } from '../../built-files.js';
 import type { Config } from '../../config.js';
 import { ApiError } from '../../errors.js';
 import { wantsJson } from '../accept.js';
@@ -32,8 +33,7 @@ Disallow: /
  * file name pattern; undefined when not built.
  */
 function loadAsset(pattern: RegExp): Buffer | undefined {
-  // Same depth from the package root in src/ and dist/, so tests from source find the built asset too.
-  const dir = fileURLToPath(new URL('../../../dist/assets/', import.meta.url));
+  const dir = fileURLToPath(builtFile('assets/'));
   const file = fs.existsSync(dir) ? fs.readdirSync(dir).find((f) => pattern.test(f)) : undefined;
   return file === undefined ? undefined : fs.readFileSync(path.join(dir, file));
 }

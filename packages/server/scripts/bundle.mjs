@@ -1,0 +1,36 @@
+#!/usr/bin/env node
+/**
+ * The start-up bundle (docs/architecture.md, "Building"; docs/decisions/0028-composition-root-ports-and-a-lean-process.md):
+ * after `tsc` has written dist/, esbuild bundles the two programs, `src/main.ts` (the service) and `src/cli.ts` (the
+ * operator command), with their dependencies into dist/main.js and dist/cli.js, over tsc's files of the same names.
+ * Node then reads a few files at start instead of about a thousand modules. What is loaded on first use (drivers,
+ * the MCP SDK, the Markdown converter) stays a separate chunk under dist/chunks/, loaded when first imported. The
+ * worker threads keep running tsc's files (dist/storage/body-worker.js, dist/serve/markdown-worker.js).
+ */
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { build } from 'esbuild';
+
+const PACKAGE = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+
+await build({
+  absWorkingDir: PACKAGE,
+  entryPoints: { main: 'src/main.ts', cli: 'src/cli.ts' },
+  outdir: 'dist',
+  entryNames: '[name]',
+  chunkNames: 'chunks/[name]-[hash]',
+  bundle: true,
+  splitting: true,
+  format: 'esm',
+  platform: 'node',
+  target: 'node20',
+  // Native code, and an optional native driver pg asks for inside a try.
+  external: ['better-sqlite3', 'pg-native'],
+  // Bundled CommonJS packages call require() for Node's own modules.
+  banner: {
+    js: "import { createRequire as __createRequire } from 'node:module';\nconst require = __createRequire(import.meta.url);",
+  },
+  sourcemap: 'linked',
+  legalComments: 'linked',
+  logLevel: 'warning',
+});
