@@ -110,6 +110,51 @@ describe('listing and waiting', () => {
     expect(Date.now() - started).toBeGreaterThanOrEqual(300);
   });
 
+  it('a reader following `since` with `wait` sees each comment once while 4 writers comment on 4 drops of one owner', async () => {
+    const busy = await createHarness({ limits: { maxWritesPerMinute: 100_000, maxWritesPerDay: 100_000 } });
+    try {
+      const owner = await busy.token('ann');
+      const slugs: string[] = [];
+      for (let d = 0; d < 4; d++) {
+        const made = await busy.call('POST', '/api/drops', { token: owner, body: { title: `d${d}`, html: page('x') } });
+        slugs.push(made.json.slug);
+      }
+      const perWriter = 30;
+      let writing = true;
+      const writers = Promise.all(
+        slugs.map(async (on, w) => {
+          for (let i = 0; i < perWriter; i++) {
+            const url = `/api/drops/${on}/comments`;
+            const made = await busy.call('POST', url, { token: owner, body: { body: `w${w} n${i}` } });
+            expect(made.status).toBe(201);
+          }
+        }),
+      ).finally(() => {
+        writing = false;
+      });
+      // As docs/api.md teaches: since = the last comment's created_at, wait when nothing is new.
+      const seen: Array<{ id: string; created_at: number }> = [];
+      let since = 0;
+      for (;;) {
+        const wasWriting = writing;
+        const answer = await busy.call('GET', `/api/comments?since=${since}&wait=${wasWriting ? 5 : 0}`, {
+          token: owner,
+        });
+        const data: Array<{ id: string; created_at: number }> = answer.json.data;
+        seen.push(...data);
+        if (data.length > 0) since = data[data.length - 1]?.created_at ?? since;
+        else if (!wasWriting) break;
+      }
+      await writers;
+      const stored = (await busy.call('GET', '/api/comments?since=0', { token: owner })).json.data;
+      expect(stored).toHaveLength(4 * perWriter);
+      expect(seen.map((c) => c.id).sort()).toEqual(stored.map((c: { id: string }) => c.id).sort());
+      expect(new Set(stored.map((c: { created_at: number }) => c.created_at)).size).toBe(4 * perWriter);
+    } finally {
+      await busy.close();
+    }
+  });
+
   it('answers an empty list when the wait ends with nothing new', async () => {
     const started = Date.now();
     const answer = await h.call('GET', `/api/comments?since=${Date.now()}&wait=1`, { token: ann });

@@ -237,8 +237,10 @@ export interface DropStore {
 export interface CommentStore {
   /**
    * Adds a comment to a version (the latest when `version` is undefined), atomically with the per-drop cap
-   * (`maxComments` existing comments). Its `created_at` is `now`, or one above the newest comment time of the drop's
-   * owner when that is not below `now`, so that times strictly increase per owner.
+   * (`maxComments` existing comments). Its `created_at` is `now`, or one above the owner's comment clock (the last
+   * time given to a comment on any of the owner's drops) when that is not below `now`. The clock is taken under a lock held to the commit, so one owner's
+   * comments get strictly increasing times in commit order, on every database: a listing that returned a time has
+   * every comment before it.
    */
   addComment(
     comment: NewComment,

@@ -7,7 +7,7 @@ import type { Kysely } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, DIALECTS, openAtMigration, type TestDatabase } from '../../test/databases.js';
 import { newContentLabel } from '../domain/content-origin.js';
-import type { NewDrop, Store } from '../domain/store.js';
+import type { NewComment, NewDrop, Store } from '../domain/store.js';
 import type { Account, ViewBatch } from '../domain/types.js';
 import type { Database } from './schema.js';
 
@@ -31,7 +31,7 @@ for (const dialect of DIALECTS) {
         'u_ann0000000000000',
         T0,
       );
-      raw = await openAtMigration(database, '0010-version-bodies');
+      raw = await openAtMigration(database, '0011-comment-clock');
     });
     afterAll(async () => {
       await raw.destroy();
@@ -205,6 +205,39 @@ for (const dialect of DIALECTS) {
       const page3 = await list('report', {}, 3, 1);
       expect(page3.total).toBe(2);
       expect(page3.items).toEqual([]);
+    });
+
+    const comment = (slug: string, id: string, overrides: Partial<NewComment> = {}): NewComment => ({
+      id,
+      slug,
+      version: undefined,
+      body: id,
+      quote: null,
+      authorName: 'g',
+      authorKind: 'guest',
+      authorAccountId: null,
+      now: T0,
+      ...overrides,
+    });
+
+    it('gives one owner’s comments strictly increasing times in commit order, across drops, after deletes too', async () => {
+      const owner = await store.ensureAccount({ provider: 'local', subject: 'clock', login: 'clock' }, 'u_clock', T0);
+      const slugs = await Promise.all(
+        [0, 1, 2, 3].map(async () => (await store.createDrop(newDrop(owner.id), 10))?.slug),
+      );
+      const added = await Promise.all(
+        Array.from({ length: 40 }, (_, i) => store.addComment(comment(slugs[i % 4] ?? '', `c_clk${dialect}${i}`), 100)),
+      );
+      const times = added.map((c) => (typeof c === 'string' ? -1 : c.createdAt));
+      expect(new Set(times).size).toBe(40);
+      expect(Math.min(...times)).toBe(T0);
+      // The newest deleted, the clock does not move back: the next comment is still after everything seen.
+      const newest = Math.max(...times);
+      const last = added.find((c) => typeof c !== 'string' && c.createdAt === newest);
+      if (last === undefined || typeof last === 'string') throw new Error('no newest comment');
+      expect(await store.deleteComment(last.slug, last.id)).toBe(true);
+      const after = await store.addComment(comment(slugs[0] ?? '', `c_clk${dialect}next`), 100);
+      expect(after).toMatchObject({ createdAt: newest + 1 });
     });
 
     it('counts rate windows all-or-nothing and never above the limit', async () => {

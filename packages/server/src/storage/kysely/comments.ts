@@ -1,8 +1,9 @@
 /**
  * Comments on drop versions over Kysely (docs/api.md, "Comments"): adding one atomically with the per-drop cap and
- * with strictly increasing times per drop owner, listing after a time, resolving and deleting.
+ * with strictly increasing times per drop owner (the owner's comment clock), listing after a time, resolving and
+ * deleting.
  */
-import type { Kysely, Selectable } from 'kysely';
+import type { Kysely, Selectable, Transaction } from 'kysely';
 import type { Store } from '../../domain/store.js';
 import type { CommentAuthorKind, CommentRecord } from '../../domain/types.js';
 import type { CommentsTable, Database } from '../schema.js';
@@ -22,6 +23,30 @@ function toComment(row: Selectable<CommentsTable>): CommentRecord {
     resolvedAt: row.resolved_at === null ? null : Number(row.resolved_at),
     resolvedInVersion: row.resolved_in_version === null ? null : Number(row.resolved_in_version),
   };
+}
+
+/**
+ * The owner's next comment time: one above the account's comment clock, or `now` when later (migration 0011). The
+ * update locks the account row until the transaction ends, so two comments of one owner, on any of their drops,
+ * take their times one after the other and commit in that order: a reader that has seen a time has seen every
+ * comment before it (docs/architecture.md, "Comments and waiting for them"). Taken after the drop row, the order a
+ * drop's delete takes them in.
+ */
+async function tickCommentClock(trx: Transaction<Database>, accountId: string, now: number): Promise<number> {
+  const row = await trx
+    .updateTable('accounts')
+    .set((eb) => ({
+      comment_clock: eb
+        .case()
+        .when('comment_clock', '>=', now)
+        .then(eb('comment_clock', '+', 1))
+        .else(now)
+        .end(),
+    }))
+    .where('id', '=', accountId)
+    .returning('comment_clock')
+    .executeTakeFirstOrThrow();
+  return Number(row.comment_clock);
 }
 
 function addComment(db: Kysely<Database>): Store['addComment'] {
@@ -49,11 +74,7 @@ function addComment(db: Kysely<Database>): Store['addComment'] {
         .where('slug', '=', comment.slug)
         .executeTakeFirstOrThrow();
       if (Number(count) >= maxComments) throw new Rollback('comment_limit');
-      const { newest } = await trx
-        .selectFrom('comments')
-        .select((eb) => eb.fn.max<number | null>('created_at').as('newest'))
-        .where('account_id', '=', drop.account_id)
-        .executeTakeFirstOrThrow();
+      const createdAt = await tickCommentClock(trx, drop.account_id, comment.now);
       const row = {
         id: comment.id,
         slug: comment.slug,
@@ -64,7 +85,7 @@ function addComment(db: Kysely<Database>): Store['addComment'] {
         author_name: comment.authorName,
         author_kind: comment.authorKind,
         author_account_id: comment.authorAccountId,
-        created_at: Math.max(comment.now, newest === null ? 0 : Number(newest) + 1),
+        created_at: createdAt,
         resolved_at: null,
         resolved_in_version: null,
       };
