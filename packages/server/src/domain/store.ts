@@ -115,6 +115,32 @@ export interface NewComment {
 /** Which comments a listing returns: one drop's (or one version's), or every drop's of an owner; created after `since`, oldest first. */
 export type CommentScope = { readonly slug: string; readonly version?: number } | { readonly accountId: string };
 
+/**
+ * A page of one drop's comments, newest first (the viewer's panel, the console): every filter given must hold.
+ * Times are unique per owner (CommentStore.addComment), so `before` pages without skipping or repeating.
+ */
+export interface CommentPageQuery {
+  readonly slug: string;
+  /** Made on this version. */
+  readonly version?: number;
+  /** Resolved in this version, and made on another one. */
+  readonly resolvedIn?: number;
+  readonly authorKind?: CommentAuthorKind;
+  /** Not resolved yet. */
+  readonly open?: boolean;
+  /** Created before this time (Unix ms, exclusive): the next page. Does not change `total`. */
+  readonly before?: number;
+}
+
+export interface CommentPage {
+  readonly comments: readonly CommentRecord[];
+  /** How many comments match the query's filters, on every page. */
+  readonly total: number;
+}
+
+/** Which comments of a drop a bulk delete removes: these ids, or every guest's. */
+export type CommentSelection = { readonly ids: readonly string[] } | { readonly authorKind: 'guest' };
+
 export interface RateWindow {
   /** Stable key of the window, e.g. `m:<account>:<minute start>`. */
   readonly key: string;
@@ -253,6 +279,10 @@ export interface CommentStore {
   resolveComments(slug: string, ids: readonly string[], inVersion: number, now: number): Promise<CommentRecord[]>;
   /** False when the comment did not exist. */
   deleteComment(slug: string, id: string): Promise<boolean>;
+  /** At most `limit` comments matching `query`, newest first, and how many match in all. */
+  pageComments(query: CommentPageQuery, limit: number): Promise<CommentPage>;
+  /** Deletes the selected comments of the drop in one statement; how many there were. */
+  deleteComments(slug: string, selection: CommentSelection): Promise<number>;
 }
 
 /** Fixed-window rate counters in the database (domain/rate-counter.ts). */
