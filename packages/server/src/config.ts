@@ -50,6 +50,10 @@ export interface Limits {
   /** Wrong user codes per client address per window on /verify (docs/api.md 5.4: 20 per 15 minutes). */
   readonly maxUserCodeGuesses: number;
   readonly userCodeGuessWindowMs: number;
+  /** Comments per drop by others than its owner, all versions together (docs/api.md, "Comments"). */
+  readonly maxCommentsPerDrop: number;
+  /** Comments per page of the viewer's panel and of the console's list (the newest first). */
+  readonly commentsPerPage: number;
 }
 
 /** Settings of the configured identity provider (docs/api.md 5.4). */
@@ -148,6 +152,8 @@ export const DEFAULT_LIMITS: Limits = Object.freeze({
   maxPollsPerMinute: 60,
   maxUserCodeGuesses: 20,
   userCodeGuessWindowMs: 15 * 60_000,
+  maxCommentsPerDrop: 1000,
+  commentsPerPage: 50,
 });
 
 export class ConfigError extends Error {

@@ -2,7 +2,8 @@
  * The review loop in real Chromium (docs/api.md, "Comments"): a signed-in human comments from the viewer's panel
  * while an agent's waiting GET, started before, receives it within a second; guests on `open` and `signed_in`
  * drops; a locked drop without the capability; a drop's own script against the panel and the comment form; signing
- * in from the viewer comes back to the same drop and version; axe on the panel.
+ * in from the viewer comes back to the same drop and version; a flooded drop: the panel pages, the owner still
+ * comments at the cap, and the next version shows what it resolved; axe on the panel; screenshots.
  */
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -17,7 +18,8 @@ let base: string;
 let ann: string;
 
 beforeAll(async () => {
-  ({ h, base } = await serveOnLoopback());
+  // A small cap, so a flood fills it quickly (the other tests post a few comments per drop).
+  ({ h, base } = await serveOnLoopback({ limits: { maxCommentsPerDrop: 60 } }));
   browser = await launchBrowser();
   ann = await h.token('ann');
 });
@@ -205,6 +207,94 @@ describe("a drop's own script", () => {
       expect(seen.panel).toBe('blocked');
       expect(seen.fetch === 'error' || seen.fetch === 403 || seen.fetch === 0).toBe(true);
       expect(await commentsOf(slug)).toEqual([]);
+    } finally {
+      await context.close();
+    }
+  });
+});
+
+/** `count` guest comments on the drop's latest version, straight into the store (a flood, without its 2.9 s). */
+async function flood(slug: string, count: number): Promise<string[]> {
+  const ids: string[] = [];
+  for (let i = 0; i < count; i++) {
+    const added = await h.store.addComment(
+      {
+        id: `c_flood${slug.slice(0, 4)}${String(i).padStart(7, '0')}`,
+        slug,
+        version: undefined,
+        body: i % 3 === 0 ? `Spam ${i}: buy now at the shop down the road, best prices in town.` : `Spam ${i}`,
+        quote: null,
+        authorName: `Guest ${i}`,
+        authorKind: 'guest',
+        authorAccountId: null,
+        now: Date.now(),
+      },
+      60,
+    );
+    if (typeof added === 'string') throw new Error(added);
+    ids.push(added.id);
+  }
+  return ids;
+}
+
+describe('a flooded drop', () => {
+  it('the panel pages 50 at a time, its owner comments at the cap, and v2 lists what it resolved', async () => {
+    const slug = await publish('Flooded report', { comments: 'open' });
+    const ids = await flood(slug, 60);
+    expect(await guestPost(slug, 'name=Gil&body=one+more')).toBe(409);
+    const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+    try {
+      // An open drop's panel offers the guest form: its owner signs in to the console, which comes back here.
+      const p = await context.newPage();
+      await p.goto(`${base}/console/login?next=${encodeURIComponent(`/p/${slug}?v=1#comments`)}`);
+      await p.locator('#username').fill('ann');
+      await Promise.all([p.waitForURL(`${base}/p/${slug}?v=1#comments`), p.locator('#local-sign-in').click()]);
+      expect(await p.locator('#commenting-as').textContent()).toContain('ann');
+      expect(await p.locator('#comment-list .c').count()).toBe(50);
+      expect(await p.locator('#comment-count').textContent()).toBe('60');
+      await p.locator('#c-body').fill('Thanks: the chart is fixed in the next version.');
+      await Promise.all([p.waitForURL(`${base}/p/${slug}?v=1#comments`), p.locator('#comment-submit').click()]);
+      expect(await p.locator('#comment-count').textContent()).toBe('61');
+      expect(await p.locator('#comment-list .c').last().textContent()).toContain('Thanks: the chart is fixed');
+      await p.locator('#comment-list .c').last().scrollIntoViewIfNeeded();
+      await p.screenshot({ path: screenshotPath('viewer-flood-desktop') });
+
+      await Promise.all([p.waitForURL(/comments_before=\d+#comments$/), p.locator('#older-comments').click()]);
+      expect(await p.locator('#comments-panel').isVisible()).toBe(true);
+      expect(await p.locator('#comment-list .c').count()).toBe(11);
+      expect(await p.locator('#newest-comments').isVisible()).toBe(true);
+      expect(await p.locator('#older-comments').count()).toBe(0);
+
+      const resolves = [ids[3], ids[7]];
+      await h.call('PUT', `/api/drops/${slug}`, { token: ann, body: { html: doc('Flooded report v2'), resolves } });
+      await h.call('POST', `/api/drops/${slug}/comments`, { token: ann, body: { body: 'October is in now.' } });
+      await p.goto(`${base}/p/${slug}#comments`);
+      expect(await p.locator('#resolved-here .c').count()).toBe(2);
+      expect(await p.locator('#resolved-here .c .done').allTextContents()).toEqual([
+        'Resolved in this version',
+        'Resolved in this version',
+      ]);
+      expect(await p.locator('#comment-list .c').count()).toBe(1);
+      expect(await p.locator('#comment-count').textContent()).toBe('3');
+      await p.screenshot({ path: screenshotPath('viewer-resolved-here-desktop') });
+
+      const state = await context.storageState();
+      for (const [name, options] of Object.entries({
+        phone: { viewport: { width: 390, height: 844 }, isMobile: true },
+        dark: { viewport: { width: 1280, height: 800 }, colorScheme: 'dark' as const },
+      })) {
+        const other = await browser.newContext({ ...options, storageState: state });
+        const q = await other.newPage();
+        await q.goto(`${base}/p/${slug}?v=1#comments`);
+        await q.screenshot({ path: screenshotPath(`viewer-flood-${name}`) });
+        await q.goto(`${base}/p/${slug}#comments`);
+        await q.screenshot({ path: screenshotPath(`viewer-resolved-here-${name}`) });
+        await other.close();
+      }
+      for (const url of [`${base}/p/${slug}?v=1#comments`, `${base}/p/${slug}#comments`]) {
+        const violations = blocking(await axeViolationsWithoutCsp(context, url));
+        expect(violations, describeViolations(url, violations)).toEqual([]);
+      }
     } finally {
       await context.close();
     }

@@ -110,6 +110,51 @@ describe('listing and waiting', () => {
     expect(Date.now() - started).toBeGreaterThanOrEqual(300);
   });
 
+  it('a reader following `since` with `wait` sees each comment once while 4 writers comment on 4 drops of one owner', async () => {
+    const busy = await createHarness({ limits: { maxWritesPerMinute: 100_000, maxWritesPerDay: 100_000 } });
+    try {
+      const owner = await busy.token('ann');
+      const slugs: string[] = [];
+      for (let d = 0; d < 4; d++) {
+        const made = await busy.call('POST', '/api/drops', { token: owner, body: { title: `d${d}`, html: page('x') } });
+        slugs.push(made.json.slug);
+      }
+      const perWriter = 30;
+      let writing = true;
+      const writers = Promise.all(
+        slugs.map(async (on, w) => {
+          for (let i = 0; i < perWriter; i++) {
+            const url = `/api/drops/${on}/comments`;
+            const made = await busy.call('POST', url, { token: owner, body: { body: `w${w} n${i}` } });
+            expect(made.status).toBe(201);
+          }
+        }),
+      ).finally(() => {
+        writing = false;
+      });
+      // As docs/api.md teaches: since = the last comment's created_at, wait when nothing is new.
+      const seen: Array<{ id: string; created_at: number }> = [];
+      let since = 0;
+      for (;;) {
+        const wasWriting = writing;
+        const answer = await busy.call('GET', `/api/comments?since=${since}&wait=${wasWriting ? 5 : 0}`, {
+          token: owner,
+        });
+        const data: Array<{ id: string; created_at: number }> = answer.json.data;
+        seen.push(...data);
+        if (data.length > 0) since = data[data.length - 1]?.created_at ?? since;
+        else if (!wasWriting) break;
+      }
+      await writers;
+      const stored = (await busy.call('GET', '/api/comments?since=0', { token: owner })).json.data;
+      expect(stored).toHaveLength(4 * perWriter);
+      expect(seen.map((c) => c.id).sort()).toEqual(stored.map((c: { id: string }) => c.id).sort());
+      expect(new Set(stored.map((c: { created_at: number }) => c.created_at)).size).toBe(4 * perWriter);
+    } finally {
+      await busy.close();
+    }
+  });
+
   it('answers an empty list when the wait ends with nothing new', async () => {
     const started = Date.now();
     const answer = await h.call('GET', `/api/comments?since=${Date.now()}&wait=1`, { token: ann });
@@ -212,5 +257,152 @@ describe('comments from the viewer page', () => {
     });
     const results = await Promise.all([0, 1, 2, 3, 4].map((i) => h.store.addComment(comment(i), 3)));
     expect(results.filter((r) => r === 'comment_limit')).toHaveLength(2);
+  });
+});
+
+/** Signs `login` into the console through the local provider, as a browser does; the viewer form then uses it. */
+async function consoleSession(on: Harness, login: string): Promise<{ cookie: string; csrf: string }> {
+  const start = await on.app.inject({ method: 'GET', url: '/console/login?next=/console' });
+  const signin = String([start.headers['set-cookie'] ?? []].flat()[0] ?? '').split(';')[0] ?? '';
+  const state = new URL(String(start.headers.location), 'http://drops.test').searchParams.get('state') ?? '';
+  const done = await on.app.inject({
+    method: 'POST',
+    url: '/verify/callback',
+    headers: { cookie: signin, origin: 'http://drops.test', 'content-type': 'application/x-www-form-urlencoded' },
+    payload: new URLSearchParams({ state, username: login }).toString(),
+  });
+  const set = [done.headers['set-cookie'] ?? []].flat().find((c) => String(c).startsWith('hd_console=')) ?? '';
+  const cookie = String(set).split(';')[0] ?? '';
+  const list = await on.app.inject({ method: 'GET', url: '/console', headers: { cookie } });
+  return { cookie, csrf: /name="csrf" value="([^"]+)"/.exec(list.body)?.[1] ?? '' };
+}
+
+/** A post of the viewer's comment form: a guest's, or with a console session. */
+const viewerPost = (on: Harness, slug: string, fields: Record<string, string>, cookie?: string) =>
+  on.app.inject({
+    method: 'POST',
+    url: `/p/${slug}/comments`,
+    headers: {
+      'content-type': 'application/x-www-form-urlencoded',
+      'sec-fetch-site': 'same-origin',
+      ...(cookie === undefined ? {} : { cookie }),
+    },
+    payload: new URLSearchParams(fields).toString(),
+  });
+
+describe('a comment flood', () => {
+  it('fills the cap for others only: the owner still comments, by API and in the viewer', async () => {
+    const small = await createHarness({ limits: { maxCommentsPerDrop: 3 } });
+    try {
+      const owner = await small.token('ann');
+      const made = await small.call('POST', '/api/drops', {
+        token: owner,
+        body: { title: 'Open', html: page('x'), comments: 'open' },
+      });
+      const on = made.json.slug;
+      for (const name of ['Gil', 'Hal', 'Ivy']) {
+        expect((await viewerPost(small, on, { name, body: `from ${name}` })).statusCode).toBe(303);
+      }
+      const full = await viewerPost(small, on, { name: 'Jo', body: 'one too many' });
+      expect(full.statusCode).toBe(409);
+      expect(full.body).toContain('maximum number of comments');
+      const byApi = await small.call('POST', `/api/drops/${on}/comments`, { token: owner, body: { body: 'Mine' } });
+      expect(byApi.status).toBe(201);
+      const session = await consoleSession(small, 'ann');
+      const inViewer = await viewerPost(small, on, { body: 'Mine too', csrf: session.csrf }, session.cookie);
+      expect(inViewer.statusCode).toBe(303);
+      // The owner's comments do not use up the cap: still full for others, and nothing more from them.
+      const member = await consoleSession(small, 'bea');
+      const refused = await viewerPost(small, on, { body: 'Me?', csrf: member.csrf }, member.cookie);
+      expect(refused.statusCode).toBe(409);
+      const all = (await small.call('GET', `/api/drops/${on}/comments`, { token: owner })).json.data;
+      expect(all.map((c: { author: { kind: string } }) => c.author.kind)).toEqual([
+        'guest',
+        'guest',
+        'guest',
+        'owner',
+        'owner',
+      ]);
+    } finally {
+      await small.close();
+    }
+  });
+
+  it('the viewer shows the newest 50 comments of the version and pages to older ones: its size stays bounded', async () => {
+    const body = (i: number) => `${String(i).padStart(4, '0')} ${'x'.repeat(3990)}`;
+    const count = 120;
+    for (let i = 0; i < count; i++) {
+      const added = await h.store.addComment(
+        {
+          id: `c_flood${String(i).padStart(11, '0')}`,
+          slug,
+          version: undefined,
+          body: body(i),
+          quote: null,
+          authorName: `guest ${i}`,
+          authorKind: 'guest',
+          authorAccountId: null,
+          now: 1_800_000_000_000,
+        },
+        1000,
+      );
+      expect(typeof added).not.toBe('string');
+    }
+    const seen: string[] = [];
+    let url = `/p/${slug}`;
+    const sizes: number[] = [];
+    for (let pages = 0; pages < 5; pages++) {
+      const viewer = await h.app.inject({ method: 'GET', url });
+      expect(viewer.statusCode).toBe(200);
+      sizes.push(viewer.body.length);
+      const ids = [...viewer.body.matchAll(/data-comment="([^"]+)"/g)].map((m) => m[1] ?? '');
+      seen.push(...ids);
+      if (pages === 0) {
+        expect(ids).toHaveLength(50);
+        expect(viewer.body).toContain(`aria-label="${count} comments">${count}</span>`);
+        expect(viewer.body).toContain(`Showing the newest 50 of ${count}`);
+        // Oldest first on the page: the newest comment is the last one, right above the form.
+        expect(ids[49]).toBe(`c_flood${String(count - 1).padStart(11, '0')}`);
+      }
+      const older = /id="older-comments" href="([^"]+)"/.exec(viewer.body)?.[1];
+      if (older === undefined) break;
+      url = older.replaceAll('&amp;', '&').replace(/#.*$/, '');
+      expect(viewer.body).toContain('id="older-comments"');
+    }
+    expect(seen.sort()).toEqual(Array.from({ length: count }, (_, i) => `c_flood${String(i).padStart(11, '0')}`));
+    // 50 comments of 4,000 characters: about 200 KB, whatever the drop's count (it was 4 MB at 1,000).
+    for (const size of sizes) expect(size).toBeLessThan(260_000);
+    // A time that is not one shows the newest page.
+    const odd = await h.app.inject({ method: 'GET', url: `/p/${slug}?comments_before=soon` });
+    expect(odd.body).toContain('Showing the newest 50');
+  });
+});
+
+describe('what a version resolved', () => {
+  it('the viewer of version n lists the comments resolved in n, made on earlier versions, apart from its own', async () => {
+    const early = (await comment({ body: 'The chart is missing October' })).json;
+    const other = (await comment({ body: 'Typo in the title' })).json;
+    await h.call('PUT', `/api/drops/${slug}`, { token: ann, body: { html: page('two'), resolves: [early.id] } });
+    await comment({ body: 'Better now' });
+    const v2 = (await h.app.inject({ method: 'GET', url: `/p/${slug}` })).body;
+    const box = /<section class="resolved-here".*?<\/section>/s.exec(v2)?.[0] ?? '';
+    expect(box).toContain('Resolved in this version');
+    expect(box).toContain(`data-comment="${early.id}"`);
+    expect(box).toContain('The chart is missing October');
+    expect(box).toContain('on v1');
+    expect(box).not.toContain(other.id);
+    // The count says what the panel holds: one comment on v2, one resolved in it.
+    expect(v2).toContain('aria-label="1 comments, and 1 resolved in this version">2</span>');
+    expect(v2).toContain('Comments on this version');
+    expect(v2.replace(box, '')).toContain('Better now');
+    expect(v2.replace(box, '')).not.toContain(early.id);
+    // On v1, the comment is where it was made, marked with the version that resolved it.
+    const v1 = (await h.app.inject({ method: 'GET', url: `/p/${slug}?v=1` })).body;
+    expect(v1).toContain('Resolved in v2');
+    expect(v1).not.toContain('id="resolved-here"');
+    // Resolving by id marks it in the latest version, and shows there too.
+    await h.call('POST', `/api/drops/${slug}/comments/${other.id}/resolve`, { token: ann });
+    const after = (await h.app.inject({ method: 'GET', url: `/p/${slug}?v=2` })).body;
+    expect(/<section class="resolved-here".*?<\/section>/s.exec(after)?.[0]).toContain(other.id);
   });
 });

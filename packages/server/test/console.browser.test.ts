@@ -57,6 +57,27 @@ const PRICE_ROWS = ['Free', 'Starter', 'Pro', 'Business', 'Enterprise'].map(
 
 const dropOf = (token: string, slug: string) => h.call('GET', `/api/drops/${slug}`, { token });
 
+/** `count` guest comments on the drop, straight into the store, as a flood of guests leaves them. */
+async function flood(slug: string, count: number): Promise<void> {
+  for (let i = 0; i < count; i++) {
+    const added = await h.store.addComment(
+      {
+        id: `c_f${slug.slice(0, 6)}${String(i).padStart(7, '0')}`,
+        slug,
+        version: undefined,
+        body: i % 4 === 0 ? `Visit my shop ${i}: the best prices in town, every day, all year round.` : `Spam ${i}`,
+        quote: i % 5 === 0 ? 'Revenue up 12%' : null,
+        authorName: `Guest ${i}`,
+        authorKind: 'guest',
+        authorAccountId: null,
+        now: Date.now(),
+      },
+      1000,
+    );
+    if (typeof added === 'string') throw new Error(added);
+  }
+}
+
 /** From the signed-out /console through the local provider's form, back on /console signed in. */
 async function signIn(context: BrowserContext, login: string): Promise<Page> {
   const p = await context.newPage();
@@ -252,6 +273,42 @@ describe('actions on a drop', () => {
     await context.close();
   });
 
+  it('ends a flood from the comments section: the ticked ones, only signed-in people from now on, every guest one', async () => {
+    const token = await h.token('flo');
+    const slug = await publish(token, 'Open feedback', { comments: 'open' });
+    await flood(slug, 8);
+    await h.call('POST', `/api/drops/${slug}/comments`, { token, body: { body: 'Thanks, reading these now.' } });
+    const context = await browser.newContext();
+    const p = await signIn(context, 'flo');
+    const dialogs: string[] = [];
+    p.on('dialog', (d) => {
+      dialogs.push(d.message());
+      void d.accept();
+    });
+    await p.goto(`${base}/console/drops/${slug}#comments`);
+    const ids = await rows(p, '#comment-list li[data-comment]', 'data-comment');
+    expect(ids).toHaveLength(9);
+    // The newest is the owner's; tick two guests' with the keyboard (Space), as a person would.
+    for (const id of ids.slice(1, 3)) {
+      await p.locator(`li[data-comment="${id}"] input.pick`).focus();
+      await p.keyboard.press('Space');
+    }
+    expect(await submit(p, '#delete-selected', /done=comments-deleted#comments$/)).toBe(303);
+    expect(dialogs).toEqual(['Delete the ticked comments? This cannot be undone.']);
+    expect(await rows(p, '#comment-list li[data-comment]', 'data-comment')).toEqual([ids[0], ...ids.slice(3)]);
+
+    expect(await submit(p, '#comments-signed-in', /done=comments-signed_in#comments$/)).toBe(303);
+    expect((await dropOf(token, slug)).json.comments).toBe('signed_in');
+    expect(await p.locator('#console-done').textContent()).toBe('Only people signed in can comment on this drop now.');
+    expect(await p.locator('#delete-guest-comments').textContent()).toBe('Delete all 6 guest comments');
+    expect(await submit(p, '#delete-guest-comments', /done=guest-comments-deleted#comments$/)).toBe(303);
+    expect(dialogs[1]).toBe('Delete all 6 guest comments of this drop? This cannot be undone.');
+    expect(await rows(p, '#comment-list li[data-comment]', 'data-comment')).toEqual([ids[0]]);
+    const left = await h.call('GET', `/api/drops/${slug}/comments`, { token });
+    expect(left.json.data.map((c: { author: { kind: string } }) => c.author.kind)).toEqual(['owner']);
+    await context.close();
+  });
+
   it('shows refusals on the page and changes nothing: a too-short passcode, a tag line without "="', async () => {
     const token = await h.token('rita');
     const slug = await publish(token, 'Kept as is', { metadata: { project: 'acme' } });
@@ -409,6 +466,7 @@ describe('accessibility and looks', () => {
   let empty: typeof state;
   let locked: string;
   let compared: string;
+  let flooded: string;
 
   beforeAll(async () => {
     const token = await h.token('ada', 'laptop agent');
@@ -433,6 +491,9 @@ describe('accessibility and looks', () => {
       token,
       body: { html: PRICING.replace('{rows}', changed.join('\n')) },
     });
+    flooded = await publish(token, 'Open feedback', { comments: 'open' });
+    await flood(flooded, 56);
+    await h.call('POST', `/api/drops/${flooded}/comments`, { token, body: { body: 'Thanks, reading these now.' } });
     for (const login of ['ada', 'newcomer']) {
       const context = await browser.newContext();
       await signIn(context, login);
@@ -452,6 +513,7 @@ describe('accessibility and looks', () => {
     '/console/drops/NoSuchDrop1',
     `/console/drops/${compared}/diff`,
     `/console/drops/${compared}/diff?from=1&to=9`,
+    `/console/drops/${flooded}`,
   ];
 
   it('has no serious or critical axe violation in light, dark and at phone width', async () => {
@@ -534,6 +596,11 @@ describe('accessibility and looks', () => {
         const overflow = await p.evaluate<number>('document.documentElement.scrollWidth - window.innerWidth');
         expect(overflow, `${name} ${path} scrolls sideways by ${overflow}px`).toBeLessThanOrEqual(0);
       }
+      // The comments section of a flooded drop, with its moderation tools and pages (an element: the page is long).
+      await p.goto(`${base}/console/drops/${flooded}#comments`);
+      await p.locator('#comments').screenshot({ path: screenshotPath(`console-comments-${name}`) });
+      const overflow = await p.evaluate<number>('document.documentElement.scrollWidth - window.innerWidth');
+      expect(overflow, `${name} comments scroll sideways by ${overflow}px`).toBeLessThanOrEqual(0);
       await context.clearCookies();
       await context.addCookies(empty.cookies);
       await p.goto(`${base}/console`);

@@ -16,7 +16,7 @@ let clock: TestClock;
 beforeEach(async () => {
   clock = createTestClock();
   newMinuteEachPost = true;
-  h = await createHarness({ clock, limits: { maxWritesPerMinute: 6 } });
+  h = await createHarness({ clock, limits: { maxWritesPerMinute: 6, commentsPerPage: 5 } });
 });
 afterEach(async () => {
   await h.close();
@@ -192,17 +192,26 @@ describe("another account's drop", () => {
       expect(answer.status, url).toBe(404);
       expect(answer.text).not.toContain('secret plan');
     }
-    for (const action of ['details', 'passcode', 'expiry', 'versions/1/restore', 'versions/1/delete', 'delete']) {
+    const actions = ['details', 'passcode', 'expiry', 'versions/1/restore', 'versions/1/delete', 'delete'];
+    for (const action of [...actions, 'comments/delete', 'comments/delete-guests', 'comments/setting']) {
       const answer = await as(ann, `/console/drops/${slug}/${action}`, {
         title: 'x',
         passcode: 'abcdef',
         expires: '1h',
+        comments: 'off',
+        'pick:c_x': '1',
       });
       expect(answer.status, action).toBe(404);
     }
     expect((await get('/console', ann.cookie)).text).not.toContain(slug);
     const drop = await h.call('GET', `/api/drops/${slug}`, { token: bob });
-    expect(drop.json).toMatchObject({ title: "Bob's secret plan", locked: false, latest_version: 1, expires_at: null });
+    expect(drop.json).toMatchObject({
+      title: "Bob's secret plan",
+      locked: false,
+      latest_version: 1,
+      expires_at: null,
+      comments: 'signed_in',
+    });
   });
 });
 
@@ -346,6 +355,93 @@ describe('comments and read receipts on the drop page', () => {
     expect((await h.call('GET', `/api/drops/${slug}`, { token })).json.comments).toBe('open');
     const bad = await as(s, `${base}/details`, { title: 'Q3 report', description: '', tags: '', comments: 'all' });
     expect(bad.status).toBe(400);
+  });
+});
+
+describe('a flood of guest comments', () => {
+  /** A guest's comment from the drop's page (same origin, no session). */
+  const guest = async (slug: string, name: string) => {
+    const made = await h.app.inject({
+      method: 'POST',
+      url: `/p/${slug}/comments`,
+      headers: { 'content-type': 'application/x-www-form-urlencoded', 'sec-fetch-site': 'same-origin' },
+      payload: new URLSearchParams({ name, body: `spam from ${name}` }).toString(),
+    });
+    expect(made.statusCode).toBe(303);
+  };
+  const kinds = async (token: string, slug: string) =>
+    ((await h.call('GET', `/api/drops/${slug}/comments`, { token })).json.data as Array<{ author: { kind: string } }>)
+      .map((c) => c.author.kind)
+      .sort();
+
+  it('pages the list, deletes the ticked or every guest comment, and lets only signed-in people comment, each one write', async () => {
+    const token = await h.token('ann');
+    const slug = await publish(token);
+    await h.call('PATCH', `/api/drops/${slug}`, { token, body: { comments: 'open' } });
+    for (const name of ['Gil', 'Hal', 'Ivy', 'Jo', 'Kim', 'Lu', 'Mo']) await guest(slug, name);
+    await h.call('POST', `/api/drops/${slug}/comments`, { token, body: { body: 'Mine' } });
+    const s = await signIn('ann');
+    const base = `/console/drops/${slug}`;
+
+    // Five per page here (commentsPerPage), newest first, and the way to the older ones.
+    const first = await get(base, s.cookie);
+    expect(first.text).toContain('(8 open of 8)');
+    expect([...first.text.matchAll(/class="comment" data-comment=/g)]).toHaveLength(5);
+    expect(first.text).toContain('Showing the newest 5 of 8');
+    expect(first.text).toContain('Delete all 7 guest comments');
+    expect(first.text).toContain('id="comments-signed-in"');
+    const older = /id="older-comments" href="([^"]+)"/.exec(first.text)?.[1] ?? '';
+    const second = await get(older.replace(/#.*$/, ''), s.cookie);
+    expect([...second.text.matchAll(/class="comment" data-comment=/g)]).toHaveLength(3);
+    expect(second.text).toContain('id="newest-comments"');
+    expect(second.text).not.toContain('id="older-comments"');
+
+    // Two guests' comments (the newest is the owner's). Without the CSRF token, or from another site: refused, and
+    // nothing deleted or changed.
+    const ids = [...first.text.matchAll(/name="pick:([^"]+)"/g)].map((m) => m[1] ?? '');
+    const picks = Object.fromEntries(ids.slice(1, 3).map((id) => [`pick:${id}`, '1']));
+    for (const url of [`${base}/comments/delete`, `${base}/comments/delete-guests`, `${base}/comments/setting`]) {
+      const fields = { ...picks, comments: 'signed_in' };
+      expect((await post(url, fields, { cookie: s.cookie, origin: ORIGIN })).status, url).toBe(403);
+      const foreign = await post(url, { ...fields, csrf: s.csrf }, { cookie: s.cookie, origin: 'http://evil.test' });
+      expect(foreign.status, url).toBe(403);
+    }
+    expect(await kinds(token, slug)).toHaveLength(8);
+    expect((await h.call('GET', `/api/drops/${slug}`, { token })).json.comments).toBe('open');
+
+    // Each action is one write, however many comments it removes: three actions, then three API writes, fill 6.
+    clock.advance(60_000);
+    newMinuteEachPost = false;
+    expect((await as(s, `${base}/comments/delete`, {})).status).toBe(400);
+    clock.advance(60_000);
+    const ticked = await as(s, `${base}/comments/delete`, picks);
+    expect(ticked.status).toBe(303);
+    expect(ticked.headers.location).toBe(`${base}?done=comments-deleted#comments`);
+    expect(await kinds(token, slug)).toHaveLength(6);
+    const switched = await as(s, `${base}/comments/setting`, { comments: 'signed_in' });
+    expect(switched.headers.location).toBe(`${base}?done=comments-signed_in#comments`);
+    expect((await h.call('GET', `/api/drops/${slug}`, { token })).json.comments).toBe('signed_in');
+    const guestNow = await h.app.inject({
+      method: 'POST',
+      url: `/p/${slug}/comments`,
+      headers: { 'content-type': 'application/x-www-form-urlencoded', 'sec-fetch-site': 'same-origin' },
+      payload: 'name=Nu&body=more',
+    });
+    expect(guestNow.statusCode).toBe(401);
+    expect((await as(s, `${base}/comments/delete-guests`)).status).toBe(303);
+    expect(await kinds(token, slug)).toEqual(['owner']);
+    for (let i = 0; i < 3; i++) {
+      expect((await h.call('PATCH', `/api/drops/${slug}`, { token, body: { title: `T${i}` } })).status).toBe(200);
+    }
+    expect((await h.call('PATCH', `/api/drops/${slug}`, { token, body: { title: 'late' } })).status).toBe(429);
+
+    const after = await get(`${base}?done=guest-comments-deleted`, s.cookie);
+    expect(after.text).toContain('Every guest comment of this drop was deleted.');
+    expect(after.text).not.toContain('id="delete-guest-comments"');
+    expect(after.text).not.toContain('id="comments-signed-in"');
+    expect(after.text).toContain('Who may comment: people signed in');
+    clock.advance(60_000);
+    expect((await as(s, `${base}/comments/setting`, { comments: 'everyone' })).status).toBe(400);
   });
 });
 

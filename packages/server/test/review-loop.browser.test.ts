@@ -1,7 +1,8 @@
 /**
  * The whole review loop, as an agent and a human live it (docs/api.md, "Comments"): the agent publishes, a person
  * comments in the viewer in real Chromium, the agent's waiting call wakes with the comment, the agent uploads a new
- * version that resolves it, and the viewer shows the comment resolved in that version. Once with the real CLI (the
+ * version that resolves it, and the viewer shows the comment resolved in that version (on version 2, and marked on
+ * version 1). Once with the real CLI (the
  * built `htmldrop`), once with the real MCP server (the built `htmldrop-mcp` over stdio).
  */
 import { execFile } from 'node:child_process';
@@ -65,8 +66,15 @@ async function personComments(slug: string, text: string): Promise<Page> {
   return p;
 }
 
-/** The person looks at version 1 again: the comment is marked resolved in version 2. */
+/**
+ * The person looks at version 2: the comment made on version 1 is listed as resolved in this version; and at
+ * version 1 again: the comment is marked resolved in version 2.
+ */
 async function seesResolved(p: Page, slug: string, shot: string): Promise<void> {
+  await p.goto(`${base}/p/${slug}?v=2#comments`);
+  expect(await p.locator('#resolved-here .c .done').textContent()).toBe('Resolved in this version');
+  expect(await p.locator('#comment-count').textContent()).toBe('1');
+  await p.screenshot({ path: screenshotPath(`${shot}-v2`) });
   await p.goto(`${base}/p/${slug}?v=1#comments`);
   expect(await p.locator('#comment-list .c .done').textContent()).toBe('Resolved in v2');
   await p.screenshot({ path: screenshotPath(shot) });

@@ -10,7 +10,7 @@ import type { Clock } from './clock.js';
 import { getOwnedDrop } from './drops.js';
 import { newCommentId, type RandomInt } from './ids.js';
 import { hitWindow, type RateCounter } from './rate-counter.js';
-import type { CommentStore, DropStore } from './store.js';
+import type { CommentPage, CommentSelection, CommentStore, DropStore } from './store.js';
 import { type CommentRecord, type DropRecord, isExpired } from './types.js';
 
 export const MAX_COMMENT_CHARS = 4000;
@@ -19,8 +19,8 @@ export const MAX_GUEST_NAME_CHARS = 60;
 /** Guests: comments per address per drop, per window. */
 export const GUEST_COMMENTS_PER_WINDOW = 10;
 export const GUEST_WINDOW_MS = 10 * 60_000;
-/** Comments per drop, all versions together. */
-export const MAX_COMMENTS_PER_DROP = 1000;
+/** Most comments one bulk delete names by id (the console's page is smaller). */
+export const MAX_COMMENTS_PER_BULK_DELETE = 200;
 /** Most comments one listing returns; a client pages on with `since` = the last one's `created_at`. */
 export const MAX_COMMENTS_PER_LISTING = 500;
 
@@ -93,14 +93,14 @@ async function store(
       authorAccountId: author.accountId,
       now: deps.clock.now(),
     },
-    MAX_COMMENTS_PER_DROP,
+    deps.limits.maxCommentsPerDrop,
   );
   if (added === 'not_found') throw new ApiError('not_found', { message: `No drop with slug "${drop.slug}".` });
   if (added === 'version_not_found') {
     throw new ApiError('version_not_found', { details: { version: input.version } });
   }
   if (added === 'comment_limit') {
-    throw new ApiError('comment_limit_reached', { details: { max_comments: MAX_COMMENTS_PER_DROP } });
+    throw new ApiError('comment_limit_reached', { details: { max_comments: deps.limits.maxCommentsPerDrop } });
   }
   await deps.signal.announce(drop.accountId);
   return added;
@@ -155,9 +155,66 @@ export async function addViewerComment(
   return store(deps, drop, input, { name, kind: 'guest', accountId: null });
 }
 
-/** The comments of one version, oldest first, for the viewer's panel (anyone who may view the version). */
-export async function commentsOfVersion(deps: CommentDeps, slug: string, version: number): Promise<CommentRecord[]> {
-  return deps.store.listComments({ slug, version }, 0, MAX_COMMENTS_PER_DROP);
+/** What the viewer's panel shows for one version: a page of its comments, and those it resolved. */
+export interface VersionComments {
+  /** Made on this version: the newest page before `before`, newest first; `total` counts every page. */
+  readonly made: CommentPage;
+  /** The `before` of the next older page, when there is one. */
+  readonly olderBefore: number | undefined;
+  /** Made on earlier versions and resolved in this one: the newest page, newest first; `total` counts them all. */
+  readonly resolvedHere: CommentPage;
+}
+
+/**
+ * The comments of one version for the viewer's panel (anyone who may view the version): at most
+ * `limits.commentsPerPage` of each kind, so the page stays small whatever the count (docs/api.md, "Comments").
+ */
+export async function commentsOfVersion(
+  deps: CommentDeps,
+  slug: string,
+  version: number,
+  before?: number,
+): Promise<VersionComments> {
+  const perPage = deps.limits.commentsPerPage;
+  // One more than a page tells whether an older page exists.
+  const [made, resolvedHere] = await Promise.all([
+    deps.store.pageComments({ slug, version, ...(before === undefined ? {} : { before }) }, perPage + 1),
+    deps.store.pageComments({ slug, resolvedIn: version }, perPage),
+  ]);
+  const shown = made.comments.slice(0, perPage);
+  const olderBefore = made.comments.length > perPage ? shown[shown.length - 1]?.createdAt : undefined;
+  return { made: { comments: shown, total: made.total }, olderBefore, resolvedHere };
+}
+
+/** What the console shows of one drop's comments: a page of them, and the counts its moderation needs. */
+export interface DropComments {
+  /** Every version's, newest first, before `before`; `total` counts every page. */
+  readonly page: CommentPage;
+  /** The `before` of the next older page, when there is one. */
+  readonly olderBefore: number | undefined;
+  /** Not resolved yet, of all. */
+  readonly open: number;
+  /** By guests, of all: what "delete all guest comments" removes. */
+  readonly guests: number;
+}
+
+/** A page of comments of an owned drop for the console (newest first), with its counts. */
+export async function commentsOfDrop(
+  deps: CommentDeps,
+  accountId: string,
+  slug: string,
+  before?: number,
+): Promise<DropComments> {
+  await getOwnedDrop(deps, accountId, slug);
+  const perPage = deps.limits.commentsPerPage;
+  const [page, open, guests] = await Promise.all([
+    deps.store.pageComments({ slug, ...(before === undefined ? {} : { before }) }, perPage + 1),
+    deps.store.pageComments({ slug, open: true }, 0),
+    deps.store.pageComments({ slug, authorKind: 'guest' }, 0),
+  ]);
+  const shown = page.comments.slice(0, perPage);
+  const olderBefore = page.comments.length > perPage ? shown[shown.length - 1]?.createdAt : undefined;
+  return { page: { comments: shown, total: page.total }, olderBefore, open: open.total, guests: guests.total };
 }
 
 /** The drop a viewer comments on, or undefined (also once it expired: docs/api.md, "Expiry"). */
@@ -221,6 +278,26 @@ export async function resolveComment(
   if (existing === undefined) throw new ApiError('not_found', { message: `No comment "${id}" on this drop.` });
   const [changed] = await deps.store.resolveComments(slug, [id], drop.latestVersion, deps.clock.now());
   return changed ?? existing;
+}
+
+/**
+ * The owner deletes many comments of their drop at once: those named (at most MAX_COMMENTS_PER_BULK_DELETE; ids not
+ * on the drop are skipped), or every guest's. Answers how many were deleted.
+ */
+export async function deleteComments(
+  deps: CommentDeps,
+  accountId: string,
+  slug: string,
+  selection: CommentSelection,
+): Promise<number> {
+  await getOwnedDrop(deps, accountId, slug);
+  if ('ids' in selection && selection.ids.length > MAX_COMMENTS_PER_BULK_DELETE) {
+    throw new ApiError('invalid_arg', {
+      message: `Select at most ${MAX_COMMENTS_PER_BULK_DELETE} comments at once.`,
+      details: { field: 'ids', max_items: MAX_COMMENTS_PER_BULK_DELETE },
+    });
+  }
+  return deps.store.deleteComments(slug, selection);
 }
 
 /** The owner deletes any comment of their drop. */

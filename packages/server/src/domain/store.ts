@@ -115,6 +115,32 @@ export interface NewComment {
 /** Which comments a listing returns: one drop's (or one version's), or every drop's of an owner; created after `since`, oldest first. */
 export type CommentScope = { readonly slug: string; readonly version?: number } | { readonly accountId: string };
 
+/**
+ * A page of one drop's comments, newest first (the viewer's panel, the console): every filter given must hold.
+ * Times are unique per owner (CommentStore.addComment), so `before` pages without skipping or repeating.
+ */
+export interface CommentPageQuery {
+  readonly slug: string;
+  /** Made on this version. */
+  readonly version?: number;
+  /** Resolved in this version, and made on another one. */
+  readonly resolvedIn?: number;
+  readonly authorKind?: CommentAuthorKind;
+  /** Not resolved yet. */
+  readonly open?: boolean;
+  /** Created before this time (Unix ms, exclusive): the next page. Does not change `total`. */
+  readonly before?: number;
+}
+
+export interface CommentPage {
+  readonly comments: readonly CommentRecord[];
+  /** How many comments match the query's filters, on every page. */
+  readonly total: number;
+}
+
+/** Which comments of a drop a bulk delete removes: these ids, or every guest's. */
+export type CommentSelection = { readonly ids: readonly string[] } | { readonly authorKind: 'guest' };
+
 export interface RateWindow {
   /** Stable key of the window, e.g. `m:<account>:<minute start>`. */
   readonly key: string;
@@ -237,8 +263,10 @@ export interface DropStore {
 export interface CommentStore {
   /**
    * Adds a comment to a version (the latest when `version` is undefined), atomically with the per-drop cap
-   * (`maxComments` existing comments). Its `created_at` is `now`, or one above the newest comment time of the drop's
-   * owner when that is not below `now`, so that times strictly increase per owner.
+   * (`maxComments` existing comments). Its `created_at` is `now`, or one above the owner's comment clock (the last
+   * time given to a comment on any of the owner's drops) when that is not below `now`. The clock is taken under a lock held to the commit, so one owner's
+   * comments get strictly increasing times in commit order, on every database: a listing that returned a time has
+   * every comment before it.
    */
   addComment(
     comment: NewComment,
@@ -251,6 +279,10 @@ export interface CommentStore {
   resolveComments(slug: string, ids: readonly string[], inVersion: number, now: number): Promise<CommentRecord[]>;
   /** False when the comment did not exist. */
   deleteComment(slug: string, id: string): Promise<boolean>;
+  /** At most `limit` comments matching `query`, newest first, and how many match in all. */
+  pageComments(query: CommentPageQuery, limit: number): Promise<CommentPage>;
+  /** Deletes the selected comments of the drop in one statement; how many there were. */
+  deleteComments(slug: string, selection: CommentSelection): Promise<number>;
 }
 
 /** Fixed-window rate counters in the database (domain/rate-counter.ts). */

@@ -31,8 +31,15 @@ interface Pending {
   readonly reject: (error: unknown) => void;
 }
 
-/** An idle worker stops after this long, giving back its memory (about 40 MB resident); the next create starts one. */
+/** An idle worker stops after this long, giving back its memory; the next create starts one. */
 const IDLE_STOP_MS = 60_000;
+
+/**
+ * The worker's heap, kept small: the documents it encodes arrive and leave as bytes outside its heap, so it needs
+ * little of its own. A young generation of V8's default size (up to 16 MB per half) cost about 20 MB resident for
+ * nothing. A worker that runs out of heap exits, and its documents are encoded in-process (never lost).
+ */
+const WORKER_LIMITS = { maxYoungGenerationSizeMb: 2, maxOldGenerationSizeMb: 32 } as const;
 
 export function createBodyEncoder(
   options: { workerUrl?: URL; maxPending?: number; idleStopMs?: number } = {},
@@ -60,7 +67,7 @@ export function createBodyEncoder(
   }
 
   function start(): Worker {
-    const started = new Worker(options.workerUrl ?? BODY_WORKER_URL);
+    const started = new Worker(options.workerUrl ?? BODY_WORKER_URL, { resourceLimits: WORKER_LIMITS });
     let answered = false;
     started.on('message', (answer: EncodeAnswer) => {
       answered = true;

@@ -8,6 +8,8 @@ export interface AccountsTable {
   login: string;
   created_at: number;
   drop_count: Generated<number>;
+  /** The last `created_at` given to a comment on the account's drops (migration 0011). */
+  comment_clock: Generated<number>;
 }
 
 export interface TokensTable {

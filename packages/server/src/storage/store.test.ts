@@ -7,7 +7,7 @@ import type { Kysely } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, DIALECTS, openAtMigration, type TestDatabase } from '../../test/databases.js';
 import { newContentLabel } from '../domain/content-origin.js';
-import type { NewDrop, Store } from '../domain/store.js';
+import type { NewComment, NewDrop, Store } from '../domain/store.js';
 import type { Account, ViewBatch } from '../domain/types.js';
 import type { Database } from './schema.js';
 
@@ -31,7 +31,7 @@ for (const dialect of DIALECTS) {
         'u_ann0000000000000',
         T0,
       );
-      raw = await openAtMigration(database, '0010-version-bodies');
+      raw = await openAtMigration(database, '0011-comment-clock');
     });
     afterAll(async () => {
       await raw.destroy();
@@ -205,6 +205,93 @@ for (const dialect of DIALECTS) {
       const page3 = await list('report', {}, 3, 1);
       expect(page3.total).toBe(2);
       expect(page3.items).toEqual([]);
+    });
+
+    const comment = (slug: string, id: string, overrides: Partial<NewComment> = {}): NewComment => ({
+      id,
+      slug,
+      version: undefined,
+      body: id,
+      quote: null,
+      authorName: 'g',
+      authorKind: 'guest',
+      authorAccountId: null,
+      now: T0,
+      ...overrides,
+    });
+
+    it('gives one owner’s comments strictly increasing times in commit order, across drops, after deletes too', async () => {
+      const owner = await store.ensureAccount({ provider: 'local', subject: 'clock', login: 'clock' }, 'u_clock', T0);
+      const slugs = await Promise.all(
+        [0, 1, 2, 3].map(async () => (await store.createDrop(newDrop(owner.id), 10))?.slug),
+      );
+      const added = await Promise.all(
+        Array.from({ length: 40 }, (_, i) => store.addComment(comment(slugs[i % 4] ?? '', `c_clk${dialect}${i}`), 100)),
+      );
+      const times = added.map((c) => (typeof c === 'string' ? -1 : c.createdAt));
+      expect(new Set(times).size).toBe(40);
+      expect(Math.min(...times)).toBe(T0);
+      // The newest deleted, the clock does not move back: the next comment is still after everything seen.
+      const newest = Math.max(...times);
+      const last = added.find((c) => typeof c !== 'string' && c.createdAt === newest);
+      if (last === undefined || typeof last === 'string') throw new Error('no newest comment');
+      expect(await store.deleteComment(last.slug, last.id)).toBe(true);
+      const after = await store.addComment(comment(slugs[0] ?? '', `c_clk${dialect}next`), 100);
+      expect(after).toMatchObject({ createdAt: newest + 1 });
+    });
+
+    it('pages a drop’s comments newest first with exact totals, and deletes many in one call', async () => {
+      const drop = await store.createDrop(newDrop(account.id), 1000);
+      const slug = drop?.slug ?? '';
+      await store.appendVersion(slug, { html: '<p>2</p>', sizeBytes: 8, context: null, now: T0 }, {}, 100);
+      const made = [];
+      for (let i = 0; i < 7; i++) {
+        const kind = i % 3 === 0 ? ('owner' as const) : ('guest' as const);
+        const added = await store.addComment(
+          comment(slug, `c_pg${dialect}${i}`, { version: i < 4 ? 1 : 2, authorKind: kind, now: T0 + i }),
+          100,
+        );
+        if (typeof added === 'string') throw new Error(added);
+        made.push(added);
+      }
+      await store.resolveComments(slug, [made[1]?.id ?? '', made[5]?.id ?? ''], 2, T0 + 10);
+      const ids = (page: { comments: readonly { id: string }[] }) => page.comments.map((c) => c.id);
+      const first = await store.pageComments({ slug }, 3);
+      expect(ids(first)).toEqual([6, 5, 4].map((i) => `c_pg${dialect}${i}`));
+      expect(first.total).toBe(7);
+      const next = await store.pageComments({ slug, before: first.comments[2]?.createdAt ?? 0 }, 3);
+      expect(ids(next)).toEqual([3, 2, 1].map((i) => `c_pg${dialect}${i}`));
+      expect(next.total).toBe(7);
+      expect((await store.pageComments({ slug, version: 1 }, 10)).total).toBe(4);
+      // Resolved in v2 and made on another version: only the one made on v1.
+      expect(ids(await store.pageComments({ slug, resolvedIn: 2 }, 10))).toEqual([`c_pg${dialect}1`]);
+      expect((await store.pageComments({ slug, open: true }, 0)).total).toBe(5);
+      expect(await store.pageComments({ slug, authorKind: 'guest' }, 0)).toEqual({ comments: [], total: 4 });
+
+      const other = (await store.createDrop(newDrop(account.id), 1000))?.slug ?? '';
+      const elsewhere = await store.addComment(comment(other, `c_pg${dialect}x`), 100);
+      const foreign = typeof elsewhere === 'string' ? '' : elsewhere.id;
+      // Ids of another drop are not deleted through this one.
+      expect(await store.deleteComments(slug, { ids: [`c_pg${dialect}0`, foreign, 'c_none'] })).toBe(1);
+      expect(await store.deleteComments(slug, { ids: [] })).toBe(0);
+      expect(await store.deleteComments(slug, { authorKind: 'guest' })).toBe(4);
+      expect((await store.pageComments({ slug }, 10)).comments.map((c) => c.author.kind)).toEqual(['owner', 'owner']);
+      expect((await store.pageComments({ slug: other }, 10)).total).toBe(1);
+    });
+
+    it('keeps the per-drop cap for others only, under concurrent comments; the owner is never refused', async () => {
+      const slug = (await store.createDrop(newDrop(account.id), 1000))?.slug ?? '';
+      const results = await Promise.all([
+        ...Array.from({ length: 6 }, (_, i) => store.addComment(comment(slug, `c_cap${dialect}${i}`), 3)),
+        ...Array.from({ length: 3 }, (_, i) =>
+          store.addComment(comment(slug, `c_capo${dialect}${i}`, { authorKind: 'owner' }), 3),
+        ),
+      ]);
+      expect(results.slice(0, 6).filter((r) => r === 'comment_limit')).toHaveLength(3);
+      expect(results.slice(6).every((r) => typeof r !== 'string')).toBe(true);
+      expect(await store.addComment(comment(slug, `c_capm${dialect}`, { authorKind: 'member' }), 3)).toBe(
+        'comment_limit',
+      );
     });
 
     it('counts rate windows all-or-nothing and never above the limit', async () => {

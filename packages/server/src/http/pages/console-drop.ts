@@ -1,4 +1,5 @@
 /** The console's page for one drop, and the confirmation before deleting it (docs/console.md). */
+import type { DropComments } from '../../domain/comments.js';
 import type { NetworkPolicy } from '../../domain/network.js';
 import type { CommentRecord, DropRecord, DropViewStats, VersionInfo } from '../../domain/types.js';
 import type { Who } from './console.js';
@@ -16,8 +17,10 @@ export interface DropPage {
   readonly versions: readonly VersionInfo[];
   /** Read receipts (docs/api.md, "Read receipts"). */
   readonly stats: DropViewStats;
-  /** Every comment on the drop, oldest first. */
-  readonly comments: readonly CommentRecord[];
+  /** A page of the drop's comments (newest first) and their counts. */
+  readonly comments: DropComments;
+  /** The page shown is the one older than this time; absent: the newest. */
+  readonly commentsBefore?: number;
   readonly done?: string;
   readonly error?: string;
   /** What the owner typed into the details form, shown again after a refusal. */
@@ -142,7 +145,8 @@ function networkFieldset(form: { readonly network: string; readonly networkOrigi
 }
 
 /** The network control's two columns (one on a phone), and the origins hidden unless they apply. */
-const STYLE = `<style>.network-fields{display:grid;grid-template-columns:repeat(auto-fit,minmax(250px,1fr));gap:0 12px;align-items:start}
+const STYLE = `<style>.comment .pick{width:1.1rem;height:1.1rem;margin:0 8px 0 0;vertical-align:-2px}.moderation{margin:0 0 12px}
+.network-fields{display:grid;grid-template-columns:repeat(auto-fit,minmax(250px,1fr));gap:0 12px;align-items:start}
 .network-fields:has(#network option[value=list]:not(:checked)) .network-origins{display:none}</style>`;
 
 function passcodeSection(page: DropPage): string {
@@ -192,26 +196,72 @@ function viewsOf(page: DropPage, version: number): string {
 
 function commentRow(page: DropPage, comment: CommentRecord): string {
   const base = `${dropPath(page.drop.slug)}/comments/${encodeURIComponent(comment.id)}`;
+  const by = escapeHtml(comment.author.name);
   const state =
     comment.resolvedInVersion === null
-      ? `<form method="post" action="${base}/resolve">${csrfField(page.who.csrf)}<button type="submit" aria-label="Resolve the comment by ${escapeHtml(comment.author.name)}">Resolve</button></form>`
+      ? `<form method="post" action="${base}/resolve">${csrfField(page.who.csrf)}<button type="submit" aria-label="Resolve the comment by ${by}">Resolve</button></form>`
       : `<span class="badge">Resolved in v${comment.resolvedInVersion}</span>`;
   const quote = comment.quote === null ? '' : `<blockquote class="muted">${escapeHtml(comment.quote)}</blockquote>`;
-  return `<li class="comment" data-comment="${escapeHtml(comment.id)}"><p><strong>${escapeHtml(comment.author.name)}</strong> <span class="badge">${comment.author.kind}</span>
+  // The tick belongs to the bulk form (its `form` attribute): no form inside another, and no script needed.
+  const pick = `<input type="checkbox" class="pick" form="bulk-comments" name="pick:${escapeHtml(comment.id)}" value="1" aria-label="Select the comment by ${by}">`;
+  return `<li class="comment" data-comment="${escapeHtml(comment.id)}"><p>${pick}<strong>${by}</strong> <span class="badge">${comment.author.kind}</span>
 <span class="muted">on version ${comment.version} · ${timeTag(comment.createdAt)}</span></p>${quote}<p class="comment-body">${escapeHtml(comment.body)}</p>
-<div class="row">${state}<form method="post" action="${base}/delete" data-confirm="Delete this comment?">${csrfField(page.who.csrf)}<button class="danger" type="submit" aria-label="Delete the comment by ${escapeHtml(comment.author.name)}">Delete</button></form></div></li>`;
+<div class="row">${state}<form method="post" action="${base}/delete" data-confirm="Delete this comment?">${csrfField(page.who.csrf)}<button class="danger" type="submit" aria-label="Delete the comment by ${by}">Delete</button></form></div></li>`;
+}
+
+const SETTING_WORDS: Readonly<Record<string, string>> = {
+  signed_in: 'people signed in through the identity provider',
+  open: 'anyone who can view it, with a name they type',
+  off: 'nobody but you (comments are off)',
+};
+
+/**
+ * What ends a flood from the comments section itself: only signed-in people from now on (one step), every guest
+ * comment deleted (one step), and the ticked comments deleted.
+ */
+function moderationTools(page: DropPage): string {
+  const { drop, who } = page;
+  const base = `${dropPath(drop.slug)}/comments`;
+  const setting = `<p class="muted" id="comments-who">Who may comment: ${SETTING_WORDS[drop.comments] ?? drop.comments}.</p>`;
+  const signedIn =
+    drop.comments === 'open'
+      ? `<form method="post" action="${base}/setting">${csrfField(who.csrf)}<input type="hidden" name="comments" value="signed_in"><button type="submit" id="comments-signed-in">Only signed-in people from now on</button></form>`
+      : '';
+  const guests = page.comments.guests;
+  const deleteGuests =
+    guests === 0
+      ? ''
+      : `<form method="post" action="${base}/delete-guests" data-confirm="Delete all ${guests} guest comments of this drop? This cannot be undone.">${csrfField(who.csrf)}<button class="danger" type="submit" id="delete-guest-comments">Delete all ${guests} guest comment${guests === 1 ? '' : 's'}</button></form>`;
+  return `${setting}<div class="row moderation">${signedIn}${deleteGuests}</div>`;
+}
+
+/** The page of comments shown, and the links to the older ones and back to the newest. */
+function commentPager(page: DropPage): string {
+  const { comments, commentsBefore } = page;
+  const links: string[] = [];
+  const path = dropPath(page.drop.slug);
+  if (commentsBefore !== undefined) links.push(`<a id="newest-comments" href="${path}#comments">Newest comments</a>`);
+  if (comments.olderBefore !== undefined) {
+    links.push(
+      `<a id="older-comments" href="${path}?comments_before=${comments.olderBefore}#comments">Older comments</a>`,
+    );
+  }
+  if (links.length === 0) return '';
+  const shown = comments.page.comments.length;
+  const which = commentsBefore === undefined ? `the newest ${shown}` : `${shown} older ones`;
+  return `<nav class="pager" aria-label="Pages of comments"><span class="muted">Showing ${which} of ${comments.page.total}</span><span class="row">${links.join('')}</span></nav>`;
 }
 
 function commentsSection(page: DropPage): string {
-  const open = page.comments.filter((c) => c.resolvedInVersion === null).length;
+  const { comments } = page;
+  const total = comments.page.total;
   const list =
-    page.comments.length === 0
-      ? `<p class="muted" id="no-comments">No comments yet. People comment from the drop's page (its Comments button); agents read them with <span class="mono">GET /api/drops/${escapeHtml(page.drop.slug)}/comments</span>.</p>`
-      : `<ol class="comments" id="comment-list">${[...page.comments]
-          .reverse()
-          .map((c) => commentRow(page, c))
-          .join('')}</ol>`;
-  return `<section aria-labelledby="comments-h" id="comments"><h2 id="comments-h">Comments <span class="muted">(${open} open of ${page.comments.length})</span></h2>${list}</section>`;
+    comments.page.comments.length === 0
+      ? `<p class="muted" id="no-comments">No comments${page.commentsBefore === undefined ? ' yet' : ' older than these'}. People comment from the drop's page (its Comments button); agents read them with <span class="mono">GET /api/drops/${escapeHtml(page.drop.slug)}/comments</span>.</p>`
+      : `<form method="post" action="${dropPath(page.drop.slug)}/comments/delete" id="bulk-comments" data-confirm="Delete the ticked comments? This cannot be undone.">${csrfField(page.who.csrf)}</form>
+<ol class="comments" id="comment-list">${comments.page.comments.map((c) => commentRow(page, c)).join('')}</ol>
+<div class="row"><button class="danger" type="submit" form="bulk-comments" id="delete-selected">Delete the ticked comments</button></div>`;
+  return `<section aria-labelledby="comments-h" id="comments"><h2 id="comments-h">Comments <span class="muted">(${comments.open} open of ${total})</span></h2>${moderationTools(page)}${list}${commentPager(page)}</section>`;
 }
 
 /** `/console/drops/<slug>`: everything the owner can see and do with one drop. */

@@ -44,6 +44,8 @@ export interface ViewerModel {
 /** One comment as the panel shows it. */
 export interface ViewerComment {
   readonly id: string;
+  /** The version it was made on. */
+  readonly version: number;
   readonly author: { readonly name: string; readonly kind: 'owner' | 'member' | 'guest' };
   readonly body: string;
   readonly quote: string | null;
@@ -51,9 +53,19 @@ export interface ViewerComment {
   readonly resolvedInVersion: number | null;
 }
 
-/** The comments panel of the shown version: its comments, and what this visitor may do. */
+/** The comments panel of the shown version: its comments, those it resolved, and what this visitor may do. */
 export interface ViewerComments {
+  /** A page of the comments made on the shown version, oldest first (the newest page unless `newestHref`). */
   readonly list: readonly ViewerComment[];
+  /** Comments made on the shown version, on every page. */
+  readonly total: number;
+  /** The page of older comments, when there is one. */
+  readonly olderHref?: string;
+  /** Back to the newest comments, when this page is an older one. */
+  readonly newestHref?: string;
+  /** Made on earlier versions and resolved in the shown one (the newest of them), oldest first. */
+  readonly resolvedHere: readonly ViewerComment[];
+  readonly resolvedHereTotal: number;
   /** Comment as a signed-in account; as a guest with a typed name; sign in first; or nothing (comments off). */
   readonly can:
     | { readonly kind: 'account'; readonly login: string; readonly csrf: string }
@@ -176,6 +188,10 @@ background:var(--accent);color:#fff;font:inherit;font-size:14px;font-weight:600;
 @media (prefers-color-scheme:dark){.cmt button,.cmt .btn{color:#0f1217}}
 .cmt .err{margin:0 0 10px;padding:8px 10px;border-radius:8px;background:var(--err-bg);color:var(--err-fg);border:1px solid var(--err-line);font-size:13.5px}
 .cmt .muted{color:var(--muted);font-size:13.5px;margin:0 0 8px}
+.resolved-here{margin:0 0 14px;padding:10px 12px;border:1px solid var(--line);border-radius:10px;background:var(--bg)}
+.resolved-here h3{margin:0 0 2px;font-size:13px;display:flex;align-items:center;gap:6px}.resolved-here ol{margin:0}
+.resolved-here .c:last-child{border-bottom:0;padding-bottom:0}.cmt h3.sub{margin:0 0 4px;font-size:13px}
+.cmt .pager{display:flex;flex-wrap:wrap;gap:6px 12px;align-items:baseline;margin:0 0 4px;font-size:13px}.cmt .pager .muted{margin:0}
 @media (max-width:640px){.cmt{position:absolute;inset:0;width:auto;border-left:0}}
 @media (max-width:640px){.bar{gap:8px;padding:6px 10px 6px 12px;min-height:48px}.id{gap:8px}.mark{display:none}
 .date{display:none}.chip{padding:0 8px}.chip .lbl{position:absolute;width:1px;height:1px;overflow:hidden;clip:rect(0 0 0 0);
@@ -261,14 +277,19 @@ document.addEventListener('keydown',function(e){if(e.key==='Escape'&&!c.hidden){
 toggle('context-toggle','context-panel',false);
 var cp=document.getElementById('comments-panel');toggle('comments-toggle','comments-panel',!!cp&&(cp.dataset.open==='1'||location.hash==='#comments'));})();`;
 
-function commentItem(comment: ViewerComment): string {
+/** One comment; `here` is the shown version, so a resolution in it reads "Resolved in this version". */
+function commentItem(comment: ViewerComment, here: number): string {
   const when = formatUtcDate(comment.createdAt);
   const time = when === null ? '' : `<time datetime="${when.iso}">${when.date}</time>`;
   const kind = comment.author.kind === 'guest' ? '' : `<span class="kind">${comment.author.kind}</span>`;
+  const made = comment.version === here ? '' : `<span class="kind">on v${comment.version}</span>`;
+  const resolved = comment.resolvedInVersion;
   const done =
-    comment.resolvedInVersion === null ? '' : `<span class="done">Resolved in v${comment.resolvedInVersion}</span>`;
+    resolved === null
+      ? ''
+      : `<span class="done">${resolved === here ? 'Resolved in this version' : `Resolved in v${resolved}`}</span>`;
   const quote = comment.quote === null ? '' : `<blockquote>${escapeHtml(comment.quote)}</blockquote>`;
-  return `<li class="c" data-comment="${escapeHtml(comment.id)}"><p class="c-who"><strong>${escapeHtml(comment.author.name)}</strong>${kind}${time}${done}</p>${quote}<p class="c-body">${escapeHtml(comment.body)}</p></li>`;
+  return `<li class="c" data-comment="${escapeHtml(comment.id)}"><p class="c-who"><strong>${escapeHtml(comment.author.name)}</strong>${kind}${made}${time}${done}</p>${quote}<p class="c-body">${escapeHtml(comment.body)}</p></li>`;
 }
 
 function commentForm(comments: ViewerComments): string {
@@ -287,16 +308,53 @@ function commentForm(comments: ViewerComments): string {
 <button type="submit" id="comment-submit">Post comment</button></form>`;
 }
 
+/** What the shown version resolved of the comments made on earlier ones (PUT with `resolves`, or resolving). */
+function resolvedHereSection(model: ViewerModel, comments: ViewerComments): string {
+  if (comments.resolvedHereTotal === 0) return '';
+  const more = comments.resolvedHereTotal - comments.resolvedHere.length;
+  const rest =
+    more > 0 ? `<p class="muted" id="resolved-here-more">And ${more} more, the oldest, not shown here.</p>` : '';
+  return `<section class="resolved-here" id="resolved-here" aria-labelledby="resolved-here-h"><h3 id="resolved-here-h">Resolved in this version <span class="count">${comments.resolvedHereTotal}</span></h3><p class="muted">Comments on earlier versions that version ${model.version} addresses.</p><ol>${comments.resolvedHere.map((c) => commentItem(c, model.version)).join('')}</ol>${rest}</section>`;
+}
+
+/** Which page of the version's comments this is, with the links to the others. */
+function commentPager(comments: ViewerComments): string {
+  const shown = comments.list.length;
+  const parts: string[] = [];
+  if (comments.olderHref !== undefined) {
+    parts.push(`<a id="older-comments" href="${escapeHtml(comments.olderHref)}">Older comments</a>`);
+  }
+  if (comments.newestHref !== undefined) {
+    parts.push(`<a id="newest-comments" href="${escapeHtml(comments.newestHref)}">Newest comments</a>`);
+  }
+  if (parts.length === 0) return '';
+  const which = comments.newestHref === undefined ? `the newest ${shown}` : `${shown} older ones`;
+  return `<nav class="pager" aria-label="Pages of comments"><span class="muted">Showing ${which} of ${comments.total}</span>${parts.join('')}</nav>`;
+}
+
 function commentsPanel(model: ViewerModel, comments: ViewerComments): string {
+  // With a "Resolved in this version" box above, the version's own comments get a heading of their own.
+  const heading =
+    comments.resolvedHereTotal === 0 ? '' : '<h3 class="sub" id="made-here-h">Comments on this version</h3>';
   const list =
     comments.list.length === 0
-      ? '<p class="muted" id="no-comments">No comments on this version yet.</p>'
-      : `<ol id="comment-list">${comments.list.map(commentItem).join('')}</ol>`;
+      ? `${heading}<p class="muted" id="no-comments">No comments on this version yet.</p>`
+      : `${heading}${commentPager(comments)}<ol id="comment-list">${comments.list.map((c) => commentItem(c, model.version)).join('')}</ol>`;
   const error =
     comments.error === undefined
       ? ''
       : `<p class="err" role="alert" id="comment-error">${escapeHtml(comments.error)}</p>`;
-  return `<aside class="cmt" id="comments-panel" hidden${comments.open === true ? ' data-open="1"' : ''} aria-labelledby="comments-h"><div class="cmt-head"><h2 id="comments-h">Comments</h2><span>on version ${model.version}</span></div>${list}${error}${commentForm(comments)}</aside>`;
+  return `<aside class="cmt" id="comments-panel" hidden${comments.open === true ? ' data-open="1"' : ''} aria-labelledby="comments-h"><div class="cmt-head"><h2 id="comments-h">Comments</h2><span>on version ${model.version}</span></div>${resolvedHereSection(model, comments)}${list}${error}${commentForm(comments)}</aside>`;
+}
+
+/** The Comments button's count: the panel's comments, on every page, with what they are in words. */
+function commentCount(comments: ViewerComments): string {
+  const count = comments.total + comments.resolvedHereTotal;
+  const words =
+    comments.resolvedHereTotal === 0
+      ? `${comments.total} comments`
+      : `${comments.total} comments, and ${comments.resolvedHereTotal} resolved in this version`;
+  return `<span class="count" id="comment-count" aria-label="${words}">${count}</span>`;
 }
 
 /** The public viewer page: header bar (title, description, context toggle, version picker, date, raw link), then the drop. */
@@ -335,7 +393,7 @@ export function renderViewer(model: ViewerModel): string {
   const commentsToggle =
     comments === undefined
       ? ''
-      : `<button type="button" class="chip" id="comments-toggle" aria-expanded="false" aria-controls="comments-panel" title="Comments on this version">${ICON_COMMENTS}<span class="lbl">Comments</span><span class="count" id="comment-count" aria-label="${comments.list.length} comments">${comments.list.length}</span></button>`;
+      : `<button type="button" class="chip" id="comments-toggle" aria-expanded="false" aria-controls="comments-panel" title="Comments on this version">${ICON_COMMENTS}<span class="lbl">Comments</span>${commentCount(comments)}</button>`;
   const date = when === null ? '' : `<time class="date" datetime="${when.iso}">${when.date}</time>`;
   const header = `<header class="bar"><div class="id"><span class="mark" aria-hidden="true"></span><div class="names"><h1 title="${t}">${t}</h1>${description === '' ? '' : `<p class="desc" title="${escapeHtml(description)}">${escapeHtml(description)}</p>`}</div></div><nav class="tools" aria-label="Drop">${contextToggle}${commentsToggle}${versionPickerHtml(model, viewerPath)}${date}<a class="chip" id="raw-link" href="${escapeHtml(model.rawUrl)}" target="_blank" rel="noopener noreferrer" title="Open the raw document in a new tab">Raw${ICON_EXTERNAL}</a></nav></header>`;
 

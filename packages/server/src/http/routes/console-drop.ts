@@ -17,6 +17,7 @@ import type { TypedApp } from '../typed-app.js';
 import { bodyChecker } from '../validation.js';
 import { registerDiffPage } from './console-diff.js';
 import { type ConsoleKit, type ConsoleRouteDeps, doneOf, type Visit } from './console-kit.js';
+import { commentsBefore } from './public-comments.js';
 
 type Params = { readonly slug: string; readonly n?: string; readonly id?: string };
 
@@ -71,17 +72,24 @@ function dropPageKit(deps: ConsoleRouteDeps) {
   const { baseUrl } = deps.config;
   const links = dropLinks(deps.config);
   const checkDetails = bodyChecker<drops.DetailsInput>(deps.schemas.PatchDropBody);
-  /** The owner's drop with its versions, read receipts and comments. */
-  const load = async (v: Visit, slug: string) => {
+  /** The owner's drop with its versions, read receipts and a page of its comments (the newest, or older ones). */
+  const load = async (v: Visit, slug: string, before?: number) => {
     if (!isValidSlug(slug)) throw new ApiError('not_found');
     const accountId = v.session.accountId;
     const { drop, versions } = await drops.listVersions(deps.drops, accountId, slug);
     const [viewStats, feedback] = await Promise.all([
       getStats(deps.stats, accountId, slug),
-      comments.listComments(deps.comments, accountId, { slug }, 0, 0),
+      comments.commentsOfDrop(deps.comments, accountId, slug, before),
     ]);
     const contentUrl = links.contentUrlOf(drop.contentLabel);
-    return { drop, contentUrl, versions, stats: viewStats, comments: feedback };
+    return {
+      drop,
+      contentUrl,
+      versions,
+      stats: viewStats,
+      comments: feedback,
+      ...(before === undefined ? {} : { commentsBefore: before }),
+    };
   };
   /** The drop page, as a refusal shows it again: with the message, and what the owner typed into the details. */
   const again = async (v: Visit, request: FastifyRequest, error: string, withForm = false) => {
@@ -118,6 +126,7 @@ export function registerDropPages(app: TypedApp, kit: ConsoleKit, deps: ConsoleR
   registerDropEdits(app, kit, deps, page);
   registerExpiryAction(app, kit, deps, page);
   registerVersionAndCommentActions(app, kit, deps, page);
+  registerCommentModeration(app, kit, deps, page);
   registerDiffPage(app, kit, deps);
 }
 
@@ -127,7 +136,8 @@ function registerDropViews(app: TypedApp, kit: ConsoleKit, { hide, baseUrl, load
     '/console/drops/:slug',
     hide,
     kit.page(async (v, request, reply) => {
-      const loaded = await load(v, paramsOf(request).slug);
+      const before = commentsBefore((request.query as Record<string, unknown>).comments_before);
+      const loaded = await load(v, paramsOf(request).slug, before);
       return kit.show(reply, v, dropPage({ who: v.who, nonce: v.nonce, baseUrl, ...loaded, ...doneOf(request) }));
     }),
   );
@@ -273,6 +283,69 @@ function registerVersionAndCommentActions(
         const { slug, id } = paramsOf(request);
         await comments.deleteComment(deps.comments, session.accountId, slug, id ?? '');
         return `${pagePath(slug)}?done=comment-deleted#comments`;
+      },
+      refused,
+    }),
+  );
+}
+
+/** The comments ticked in the console's list: form fields `pick:<id>` (docs/console.md, "Comments"). */
+export function pickedComments(body: unknown): string[] {
+  if (typeof body !== 'object' || body === null) return [];
+  return Object.keys(body)
+    .filter((name) => name.startsWith('pick:'))
+    .map((name) => name.slice('pick:'.length));
+}
+
+/**
+ * Moderation in bulk (docs/console.md): delete the ticked comments, delete every guest comment of the drop, or let
+ * only signed-in people comment from now on. Each is one POST, checked like every console POST, and one write.
+ */
+function registerCommentModeration(app: TypedApp, kit: ConsoleKit, deps: ConsoleRouteDeps, page: DropPageKit): void {
+  const { hide, refused, checkDetails } = page;
+  app.post(
+    '/console/drops/:slug/comments/delete',
+    hide,
+    kit.action({
+      write: true,
+      async run(session, request) {
+        const { slug } = paramsOf(request);
+        const ids = pickedComments(request.body);
+        if (ids.length === 0) {
+          throw new ApiError('invalid_arg', {
+            message: 'Tick the comments to delete first.',
+            details: { field: 'ids' },
+          });
+        }
+        await comments.deleteComments(deps.comments, session.accountId, slug, { ids });
+        return `${pagePath(slug)}?done=comments-deleted#comments`;
+      },
+      refused,
+    }),
+  );
+  app.post(
+    '/console/drops/:slug/comments/delete-guests',
+    hide,
+    kit.action({
+      write: true,
+      async run(session, request) {
+        const { slug } = paramsOf(request);
+        await comments.deleteComments(deps.comments, session.accountId, slug, { authorKind: 'guest' });
+        return `${pagePath(slug)}?done=guest-comments-deleted#comments`;
+      },
+      refused,
+    }),
+  );
+  app.post(
+    '/console/drops/:slug/comments/setting',
+    hide,
+    kit.action({
+      write: true,
+      async run(session, request) {
+        const { slug } = paramsOf(request);
+        const input = checkDetails({ comments: formField(request.body, 'comments') });
+        await drops.updateDetails(deps.drops, session.accountId, slug, input);
+        return `${pagePath(slug)}?done=comments-${input.comments ?? 'saved'}#comments`;
       },
       refused,
     }),

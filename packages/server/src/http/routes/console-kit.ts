@@ -69,6 +69,11 @@ export const DONE: Readonly<Record<string, string>> = {
   revoked: 'Token revoked: whatever used it can no longer publish.',
   'comment-resolved': 'Comment marked resolved.',
   'comment-deleted': 'Comment deleted.',
+  'comments-deleted': 'The comments you ticked were deleted.',
+  'guest-comments-deleted': 'Every guest comment of this drop was deleted.',
+  'comments-signed_in': 'Only people signed in can comment on this drop now.',
+  'comments-open': 'Anyone who can view this drop can comment now.',
+  'comments-off': 'Comments are off: only you can comment on this drop now.',
   'expiry-set': 'Expiry set: the link stops working at the time shown.',
   'expiry-cleared': 'Expiry removed: the drop stays until you delete it.',
 };

@@ -30,6 +30,16 @@ export interface ViewerCommentDeps {
 const viewerPath = (slug: string, version: number | undefined) =>
   `/p/${encodeURIComponent(slug)}${version === undefined ? '' : `?v=${version}`}`;
 
+/** The viewer's page of comments older than a time: `/p/<slug>?[v=<n>&]comments_before=<ms>#comments`. */
+const olderPath = (slug: string, version: number | undefined, before: number) =>
+  `${viewerPath(slug, version)}${version === undefined ? '?' : '&'}comments_before=${before}#comments`;
+
+/** The `comments_before` of a viewer URL: a page of older comments; anything but a time shows the newest page. */
+export function commentsBefore(raw: unknown): number | undefined {
+  if (typeof raw !== 'string' || !/^\d{1,15}$/.test(raw)) return undefined;
+  return Number(raw);
+}
+
 /** The comments panel of the version shown to this visitor; undefined when comments are off and none exist. */
 export async function viewerComments(
   deps: ViewerCommentDeps,
@@ -37,11 +47,13 @@ export async function viewerComments(
   drop: DropRecord,
   version: number,
   requested: number | undefined,
+  before?: number,
 ): Promise<ViewerComments | undefined> {
-  const list = await comments.commentsOfVersion(deps.comments, drop.slug, version);
+  const found = await comments.commentsOfVersion(deps.comments, drop.slug, version, before);
   const session = deps.sessions.read<SessionPayload>(request, CONSOLE_SESSION);
   const owner = session !== undefined && session.accountId === drop.accountId;
-  if (drop.comments === 'off' && list.length === 0 && !owner) return undefined;
+  const none = found.made.total + found.resolvedHere.total === 0;
+  if (drop.comments === 'off' && none && !owner) return undefined;
   const back = `${viewerPath(drop.slug, requested)}#comments`;
   let can: ViewerComments['can'];
   if (drop.comments === 'off' && !owner) can = { kind: 'off' };
@@ -53,7 +65,13 @@ export async function viewerComments(
     can = { kind: 'sign_in', href, provider: deps.identity.displayName };
   }
   return {
-    list: list.map((c) => ({ ...c })),
+    // Pages come newest first; the panel reads oldest first, its form below the newest.
+    list: [...found.made.comments].reverse(),
+    total: found.made.total,
+    ...(found.olderBefore === undefined ? {} : { olderHref: olderPath(drop.slug, requested, found.olderBefore) }),
+    ...(before === undefined ? {} : { newestHref: back }),
+    resolvedHere: [...found.resolvedHere.comments].reverse(),
+    resolvedHereTotal: found.resolvedHere.total,
     can,
     action: `/p/${encodeURIComponent(drop.slug)}/comments${requested === undefined ? '' : `?v=${requested}`}`,
   };

@@ -26,7 +26,12 @@ import { type PageOptions, refusePage, showPage } from '../page-reply.js';
 import { EXPIRED_PAGE, NOT_FOUND_PAGE, passcodeRequiredPage, versionNotFoundPage } from '../pages/layout.js';
 import { renderGate, renderViewer } from '../pages/viewer.js';
 import type { TypedApp } from '../typed-app.js';
-import { registerViewerCommentPost, type ViewerCommentDeps, viewerComments } from './public-comments.js';
+import {
+  commentsBefore,
+  registerViewerCommentPost,
+  type ViewerCommentDeps,
+  viewerComments,
+} from './public-comments.js';
 
 export const CAPABILITY_COOKIE = 'hd_cap';
 export const CAPABILITY_PARAM = 'cap';
@@ -204,7 +209,8 @@ function registerViewerRoute(app: TypedApp, routes: PublicRoutes): void {
           : `${frameDocument}&${CAPABILITY_PARAM}=${encodeURIComponent(frameCapability)}`;
       const nonce = routes.pageNonce(reply, frameOrigin);
       const shownAsked = typeof requested === 'number' ? requested : undefined;
-      const panel = await viewerComments(routes.viewerComments, request, drop, shown.version, shownAsked);
+      const before = commentsBefore((request.query as Query).comments_before);
+      const panel = await viewerComments(routes.viewerComments, request, drop, shown.version, shownAsked, before);
       const html = renderViewer({
         slug,
         title: drop.title,

@@ -1,14 +1,24 @@
 /**
  * Comments on drop versions over Kysely (docs/api.md, "Comments"): adding one atomically with the per-drop cap and
- * with strictly increasing times per drop owner, listing after a time, resolving and deleting.
+ * with strictly increasing times per drop owner (the owner's comment clock), listing after a time, pages newest
+ * first, resolving and deleting (one or many).
  */
-import type { Kysely, Selectable } from 'kysely';
-import type { Store } from '../../domain/store.js';
+import type { Kysely, Selectable, SelectQueryBuilder, Transaction } from 'kysely';
+import type { CommentPageQuery, Store } from '../../domain/store.js';
 import type { CommentAuthorKind, CommentRecord } from '../../domain/types.js';
 import type { CommentsTable, Database } from '../schema.js';
 import { inTransaction, Rollback } from './shared.js';
 
-type CommentStore = Pick<Store, 'addComment' | 'listComments' | 'findComment' | 'resolveComments' | 'deleteComment'>;
+type CommentStore = Pick<
+  Store,
+  | 'addComment'
+  | 'listComments'
+  | 'findComment'
+  | 'resolveComments'
+  | 'deleteComment'
+  | 'pageComments'
+  | 'deleteComments'
+>;
 
 function toComment(row: Selectable<CommentsTable>): CommentRecord {
   return {
@@ -22,6 +32,30 @@ function toComment(row: Selectable<CommentsTable>): CommentRecord {
     resolvedAt: row.resolved_at === null ? null : Number(row.resolved_at),
     resolvedInVersion: row.resolved_in_version === null ? null : Number(row.resolved_in_version),
   };
+}
+
+/**
+ * The owner's next comment time: one above the account's comment clock, or `now` when later (migration 0011). The
+ * update locks the account row until the transaction ends, so two comments of one owner, on any of their drops,
+ * take their times one after the other and commit in that order: a reader that has seen a time has seen every
+ * comment before it (docs/architecture.md, "Comments and waiting for them"). Taken after the drop row, the order a
+ * drop's delete takes them in.
+ */
+async function tickCommentClock(trx: Transaction<Database>, accountId: string, now: number): Promise<number> {
+  const row = await trx
+    .updateTable('accounts')
+    .set((eb) => ({
+      comment_clock: eb
+        .case()
+        .when('comment_clock', '>=', now)
+        .then(eb('comment_clock', '+', 1))
+        .else(now)
+        .end(),
+    }))
+    .where('id', '=', accountId)
+    .returning('comment_clock')
+    .executeTakeFirstOrThrow();
+  return Number(row.comment_clock);
 }
 
 function addComment(db: Kysely<Database>): Store['addComment'] {
@@ -43,17 +77,17 @@ function addComment(db: Kysely<Database>): Store['addComment'] {
         .where('version', '=', version)
         .executeTakeFirst();
       if (exists === undefined) throw new Rollback('version_not_found');
-      const { count } = await trx
-        .selectFrom('comments')
-        .select((eb) => eb.fn.countAll<number>().as('count'))
-        .where('slug', '=', comment.slug)
-        .executeTakeFirstOrThrow();
-      if (Number(count) >= maxComments) throw new Rollback('comment_limit');
-      const { newest } = await trx
-        .selectFrom('comments')
-        .select((eb) => eb.fn.max<number | null>('created_at').as('newest'))
-        .where('account_id', '=', drop.account_id)
-        .executeTakeFirstOrThrow();
+      if (comment.authorKind !== 'owner') {
+        // The cap counts and refuses others' comments only: the owner can always comment (docs/api.md, "Comments").
+        const { count } = await trx
+          .selectFrom('comments')
+          .select((eb) => eb.fn.countAll<number>().as('count'))
+          .where('slug', '=', comment.slug)
+          .where('author_kind', '<>', 'owner')
+          .executeTakeFirstOrThrow();
+        if (Number(count) >= maxComments) throw new Rollback('comment_limit');
+      }
+      const createdAt = await tickCommentClock(trx, drop.account_id, comment.now);
       const row = {
         id: comment.id,
         slug: comment.slug,
@@ -64,7 +98,7 @@ function addComment(db: Kysely<Database>): Store['addComment'] {
         author_name: comment.authorName,
         author_kind: comment.authorKind,
         author_account_id: comment.authorAccountId,
-        created_at: Math.max(comment.now, newest === null ? 0 : Number(newest) + 1),
+        created_at: createdAt,
         resolved_at: null,
         resolved_in_version: null,
       };
@@ -117,6 +151,48 @@ function deleteComment(db: Kysely<Database>): Store['deleteComment'] {
   };
 }
 
+/** The filters of a page query (all but `before`), on a query over the comments table. */
+function filtered<Q extends SelectQueryBuilder<Database, 'comments', object>>(query: Q, q: CommentPageQuery): Q {
+  let out = query.where('slug', '=', q.slug) as Q;
+  if (q.version !== undefined) out = out.where('version', '=', q.version) as Q;
+  if (q.resolvedIn !== undefined) {
+    out = out.where('resolved_in_version', '=', q.resolvedIn).where('version', '<>', q.resolvedIn) as Q;
+  }
+  if (q.authorKind !== undefined) out = out.where('author_kind', '=', q.authorKind) as Q;
+  if (q.open === true) out = out.where('resolved_at', 'is', null) as Q;
+  return out;
+}
+
+function pageComments(db: Kysely<Database>): Store['pageComments'] {
+  return async (q, limit) => {
+    let rows: Selectable<CommentsTable>[] = [];
+    if (limit > 0) {
+      let query = filtered(db.selectFrom('comments').selectAll(), q);
+      if (q.before !== undefined) query = query.where('created_at', '<', q.before);
+      rows = await query.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(limit).execute();
+    }
+    const { count } = await filtered(
+      db.selectFrom('comments').select((eb) => eb.fn.countAll<number>().as('count')),
+      q,
+    ).executeTakeFirstOrThrow();
+    return { comments: rows.map(toComment), total: Number(count) };
+  };
+}
+
+function deleteComments(db: Kysely<Database>): Store['deleteComments'] {
+  return async (slug, selection) => {
+    let query = db.deleteFrom('comments').where('slug', '=', slug);
+    if ('ids' in selection) {
+      if (selection.ids.length === 0) return 0;
+      query = query.where('id', 'in', [...selection.ids]);
+    } else {
+      query = query.where('author_kind', '=', selection.authorKind);
+    }
+    const result = await query.executeTakeFirst();
+    return Number(result.numDeletedRows);
+  };
+}
+
 export function commentStore(db: Kysely<Database>): CommentStore {
   return {
     addComment: addComment(db),
@@ -124,5 +200,7 @@ export function commentStore(db: Kysely<Database>): CommentStore {
     findComment: findComment(db),
     resolveComments: resolveComments(db),
     deleteComment: deleteComment(db),
+    pageComments: pageComments(db),
+    deleteComments: deleteComments(db),
   };
 }

@@ -9,6 +9,7 @@ import { history } from './0007-history.js';
 import { contentOrigins } from './0008-content-origins.js';
 import { oauth } from './0009-oauth.js';
 import { versionBodies } from './0010-version-bodies.js';
+import { commentClock } from './0011-comment-clock.js';
 
 /** Ordered migrations. Names sort in application order; never rename or edit a released one. */
 const MIGRATIONS: Record<string, Migration> = {
@@ -22,6 +23,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '0008-content-origins': contentOrigins,
   '0009-oauth': oauth,
   '0010-version-bodies': versionBodies,
+  '0011-comment-clock': commentClock,
 };
 
 export const migrationProvider: MigrationProvider = {
