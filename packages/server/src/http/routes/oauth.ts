@@ -7,6 +7,8 @@
  * and a per-address budget on the unauthenticated endpoints. The human's approval is /verify/oauth
  * (oauth-approval.ts).
  */
+
+import { isUtf8 } from 'node:buffer';
 import { authorizationHandler } from '@modelcontextprotocol/sdk/server/auth/handlers/authorize.js';
 import { clientRegistrationHandler } from '@modelcontextprotocol/sdk/server/auth/handlers/register.js';
 import { tokenHandler } from '@modelcontextprotocol/sdk/server/auth/handlers/token.js';
@@ -25,6 +27,10 @@ export const OAUTH_PATHS = {
   token: '/oauth/token',
   register: '/oauth/register',
 } as const;
+
+/** The OAuth endpoints that take a body, each answered by the SDK's handlers under its own per-address budget. */
+const BUDGETS = { [OAUTH_PATHS.token]: 'token', [OAUTH_PATHS.register]: 'register' } as const;
+export const BODY_ENDPOINTS = Object.keys(BUDGETS) as Array<keyof typeof BUDGETS>;
 
 /** RFC 8414 section 2: what this authorization server supports, at /.well-known/oauth-authorization-server. */
 export function authorizationServerMetadata(baseUrl: string): OAuthMetadata {
@@ -64,6 +70,39 @@ function oauthError(reply: FastifyReply, status: number, error: string, descript
     .send({ error, error_description: description });
 }
 
+const MALFORMED = Symbol('malformed');
+
+/**
+ * The body as the SDK's handlers would have parsed it (Express's `urlencoded({ extended: false })` for the token
+ * endpoint, `json()` for registration): form fields (a repeated one as an array) or a JSON object or array, by the
+ * declared type; undefined for another type or no body, which the handlers refuse in OAuth's terms.
+ */
+function bodyForHandlers(request: FastifyRequest): unknown {
+  const bytes = request.body;
+  if (!Buffer.isBuffer(bytes) || bytes.length === 0) return undefined;
+  const type = (request.headers['content-type'] ?? '').split(';')[0]?.trim().toLowerCase();
+  if (!isUtf8(bytes)) return MALFORMED;
+  const text = bytes.toString('utf8');
+  if (type === 'application/x-www-form-urlencoded') {
+    const fields = new Map<string, string | string[]>();
+    for (const [name, value] of new URLSearchParams(text)) {
+      const previous = fields.get(name);
+      fields.set(name, previous === undefined ? value : [previous, value].flat());
+    }
+    // fromEntries defines own properties: a `__proto__` field stays a field.
+    return Object.fromEntries(fields);
+  }
+  if (type === 'application/json') {
+    try {
+      const parsed: unknown = JSON.parse(text);
+      return typeof parsed === 'object' && parsed !== null ? parsed : MALFORMED;
+    } catch {
+      return MALFORMED;
+    }
+  }
+  return undefined;
+}
+
 /** The SDK's handlers as one Express app; its failures (a malformed body) answer in OAuth's shape, never a stack. */
 function sdkHandlers(provider: ReturnType<typeof createOAuthProvider>) {
   const handlers = express();
@@ -74,11 +113,9 @@ function sdkHandlers(provider: ReturnType<typeof createOAuthProvider>) {
     OAUTH_PATHS.register,
     clientRegistrationHandler({ clientsStore: provider.clientsStore, rateLimit: false }),
   );
-  handlers.use((error: { status?: number }, _request: express.Request, response: express.Response, _next: unknown) => {
-    const status = typeof error.status === 'number' && error.status >= 400 && error.status < 500 ? error.status : 400;
-    const description = status === 413 ? 'The request body is too large.' : 'The request body is malformed.';
-    response.status(status).setHeader('cache-control', 'no-store');
-    response.json({ error: 'invalid_request', error_description: description });
+  handlers.use((_error: unknown, _request: express.Request, response: express.Response, _next: unknown) => {
+    response.status(400).setHeader('cache-control', 'no-store');
+    response.json({ error: 'invalid_request', error_description: 'The request is malformed.' });
   });
   return handlers;
 }
@@ -114,10 +151,16 @@ export async function oauthRoutes(app: TypedApp, { config, oauth, signer }: OAut
   }
 
   app.register(async (scope) => {
-    // The SDK's handlers read the body themselves (urlencoded or JSON, 100 KB at most): Fastify leaves it unread.
+    // Fastify reads every body here, within the small-body cap (docs/api.md 8): a declared length over it is refused
+    // before a byte is read, a chunked body is cut at the cap and the connection closed. The SDK's handlers would read
+    // it themselves, and their body parser reads a refused body to its end (however long) before answering; they
+    // get it parsed instead (`bodyForHandlers`), and find the request read.
     scope.removeAllContentTypeParsers();
-    scope.addContentTypeParser('*', (_request, _payload, done) => done(null, undefined));
+    scope.addContentTypeParser('*', { parseAs: 'buffer' }, (_request, body, done) => done(null, body));
     const handOver = async (request: FastifyRequest, reply: FastifyReply) => {
+      const body = bodyForHandlers(request);
+      if (body === MALFORMED) return oauthError(reply, 400, 'invalid_request', 'The request body is malformed.');
+      (request.raw as { body?: unknown }).body = body;
       reply.hijack();
       handlers(request.raw as express.Request, reply.raw as express.Response);
     };
@@ -132,10 +175,8 @@ export async function oauthRoutes(app: TypedApp, { config, oauth, signer }: OAut
       if (refused !== undefined) return oauthError(reply, 400, refused.error, refused.description);
       return handOver(request, reply);
     });
-    for (const [path, endpoint] of [
-      [OAUTH_PATHS.token, 'token'],
-      [OAUTH_PATHS.register, 'register'],
-    ] as const) {
+    for (const path of BODY_ENDPOINTS) {
+      const endpoint = BUDGETS[path];
       scope.route({
         method: ['POST', 'OPTIONS'],
         url: path,
