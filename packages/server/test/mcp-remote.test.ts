@@ -6,6 +6,7 @@
  * verifier, replayed code, cross-site approval, revoked token on another instance.
  */
 import { createHash, randomBytes } from 'node:crypto';
+import net from 'node:net';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
@@ -204,6 +205,75 @@ describe('the remote MCP endpoint with a bearer token', () => {
     expect(preflight.status).toBe(204);
     expect(preflight.headers.get('access-control-allow-headers')).toContain('authorization');
   });
+});
+
+/** A JSON-RPC initialize request, as a client's first POST. */
+const INITIALIZE = JSON.stringify({
+  jsonrpc: '2.0',
+  id: 1,
+  method: 'initialize',
+  params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } },
+});
+
+describe('what /mcp advertises and how it answers', () => {
+  it.each([
+    ['application/json', 'application/json'],
+    ['*/*', '*/*'],
+    ['no Accept', undefined],
+  ])('answers a client that accepts %s with one JSON body', async (_name, accept) => {
+    const response = await fetch(`${base}/mcp`, {
+      method: 'POST',
+      headers: {
+        authorization: `Bearer ${alice}`,
+        'content-type': 'application/json',
+        ...(accept === undefined ? {} : { accept }),
+      },
+      body: INITIALIZE,
+    });
+    expect(response.status).toBe(200);
+    expect(response.headers.get('content-type')).toMatch(/^application\/json/);
+    const answer = (await response.json()) as { id: number; result: { serverInfo: { name: string } } };
+    expect(answer).toMatchObject({ id: 1, result: { serverInfo: { name: 'htmldrop' } } });
+  });
+
+  it('still refuses a client that accepts neither JSON nor an event stream', async () => {
+    const response = await fetch(`${base}/mcp`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${alice}`, 'content-type': 'application/json', accept: 'text/html' },
+      body: INITIALIZE,
+    });
+    expect(response.status).toBe(406);
+  });
+
+  it.each(['application/json, text/event-stream', 'application/json'])(
+    'closes the connection after the answer when the client sends Connection: close (Accept: %s)',
+    async (accept) => {
+      const port = Number(new URL(base).port);
+      const { head, closedByServer } = await new Promise<{ head: string; closedByServer: boolean }>((resolve) => {
+        const socket = net.connect(port, '127.0.0.1');
+        let received = '';
+        const timer = setTimeout(() => {
+          socket.destroy();
+          resolve({ head: received, closedByServer: false });
+        }, 3000);
+        socket.on('data', (data) => {
+          received += data.toString('latin1');
+        });
+        socket.on('end', () => {
+          clearTimeout(timer);
+          resolve({ head: received, closedByServer: true });
+        });
+        socket.write(
+          `POST /mcp HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${alice}\r\nContent-Type: application/json\r\n` +
+            `Accept: ${accept}\r\nConnection: close\r\nContent-Length: ${Buffer.byteLength(INITIALIZE)}\r\n\r\n${INITIALIZE}`,
+        );
+      });
+      expect(head).toMatch(/^HTTP\/1\.1 200/);
+      expect(head).toMatch(/\r\nconnection: close\r\n/i);
+      expect(head).toContain('"serverInfo"');
+      expect(closedByServer).toBe(true);
+    },
+  );
 });
 
 describe('OAuth discovery', () => {

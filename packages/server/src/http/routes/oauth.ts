@@ -1,32 +1,23 @@
 /**
  * OAuth for remote MCP clients (docs/api.md, "Remote MCP and OAuth"): the metadata documents (RFC 9728 protected
  * resource, RFC 8414 authorization server), and the MCP SDK's own handlers for authorization (code with PKCE S256),
- * token exchange and dynamic client registration (RFC 7591), mounted in a small Express app that this plugin hands
- * the raw request to. Before a request reaches them the service checks what the SDK leaves open: every parameter
- * of an authorization request (so that no refusal becomes a redirect; oauth-provider.ts, `authorizationProblem`)
- * and a per-address budget on the unauthenticated endpoints. The human's approval is /verify/oauth
- * (oauth-approval.ts).
+ * token exchange and dynamic client registration (RFC 7591), mounted in a small Express app (oauth-handlers.ts,
+ * loaded on the first request that needs it) that this plugin hands the raw request to, its body read within the
+ * cap. Before a request reaches them the service checks what the SDK leaves open: every parameter of an
+ * authorization request (so that no refusal becomes a redirect; oauth-request.ts, `authorizationProblem`) and a
+ * per-address budget on the unauthenticated endpoints. The human's approval is /verify/oauth (oauth-approval.ts).
  */
 
 import { isUtf8 } from 'node:buffer';
-import { authorizationHandler } from '@modelcontextprotocol/sdk/server/auth/handlers/authorize.js';
-import { clientRegistrationHandler } from '@modelcontextprotocol/sdk/server/auth/handlers/register.js';
-import { tokenHandler } from '@modelcontextprotocol/sdk/server/auth/handlers/token.js';
 import type { OAuthMetadata, OAuthProtectedResourceMetadata } from '@modelcontextprotocol/sdk/shared/auth.js';
-import express from 'express';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Config } from '../../config.js';
 import { MAX_CLIENT_ID_CHARS, type OAuthDeps, throttleOAuth } from '../../domain/oauth.js';
 import type { Signer } from '../../keys/signer.js';
 import { MCP_PATH, RESOURCE_METADATA_PATH, resourceOf } from '../bearer-challenge.js';
-import { authorizationProblem, createOAuthProvider } from '../oauth-provider.js';
+import { loadOnce } from '../load-once.js';
+import { authorizationProblem, OAUTH_PATHS } from '../oauth-request.js';
 import type { TypedApp } from '../typed-app.js';
-
-export const OAUTH_PATHS = {
-  authorize: '/oauth/authorize',
-  token: '/oauth/token',
-  register: '/oauth/register',
-} as const;
 
 /** The OAuth endpoints that take a body, each answered by the SDK's handlers under its own per-address budget. */
 const BUDGETS = { [OAUTH_PATHS.token]: 'token', [OAUTH_PATHS.register]: 'register' } as const;
@@ -103,23 +94,6 @@ function bodyForHandlers(request: FastifyRequest): unknown {
   return undefined;
 }
 
-/** The SDK's handlers as one Express app; its failures (a malformed body) answer in OAuth's shape, never a stack. */
-function sdkHandlers(provider: ReturnType<typeof createOAuthProvider>) {
-  const handlers = express();
-  handlers.disable('x-powered-by');
-  handlers.use(OAUTH_PATHS.authorize, authorizationHandler({ provider, rateLimit: false }));
-  handlers.use(OAUTH_PATHS.token, tokenHandler({ provider, rateLimit: false }));
-  handlers.use(
-    OAUTH_PATHS.register,
-    clientRegistrationHandler({ clientsStore: provider.clientsStore, rateLimit: false }),
-  );
-  handlers.use((_error: unknown, _request: express.Request, response: express.Response, _next: unknown) => {
-    response.status(400).setHeader('cache-control', 'no-store');
-    response.json({ error: 'invalid_request', error_description: 'The request is malformed.' });
-  });
-  return handlers;
-}
-
 export interface OAuthRouteDeps {
   readonly config: Config;
   readonly oauth: OAuthDeps;
@@ -128,8 +102,10 @@ export interface OAuthRouteDeps {
 
 export async function oauthRoutes(app: TypedApp, { config, oauth, signer }: OAuthRouteDeps): Promise<void> {
   const { baseUrl } = config;
-  const provider = createOAuthProvider({ oauth, signer, baseUrl });
-  const handlers = sdkHandlers(provider);
+  // Express and the SDK's handlers load on the first request that needs them, not at start-up.
+  const handlers = loadOnce(async () =>
+    (await import('../oauth-handlers.js')).createOAuthHandlers({ oauth, signer, baseUrl }),
+  );
   const metadata = (document: object) => async (_request: FastifyRequest, reply: FastifyReply) =>
     reply.header('access-control-allow-origin', '*').header('cache-control', 'public, max-age=300').send(document);
   const hide = { schema: { hide: true } };
@@ -161,8 +137,9 @@ export async function oauthRoutes(app: TypedApp, { config, oauth, signer }: OAut
       const body = bodyForHandlers(request);
       if (body === MALFORMED) return oauthError(reply, 400, 'invalid_request', 'The request body is malformed.');
       (request.raw as { body?: unknown }).body = body;
+      const handle = await handlers();
       reply.hijack();
-      handlers(request.raw as express.Request, reply.raw as express.Response);
+      handle(request.raw, reply.raw);
     };
     scope.get(OAUTH_PATHS.authorize, hide, async (request, reply) => {
       const query = request.query as Record<string, unknown>;
