@@ -216,6 +216,28 @@ const INITIALIZE = JSON.stringify({
 });
 
 describe('what /mcp advertises and how it answers', () => {
+  it('keeps a feedback wait under the 60 s after which clients give up, and says why', async () => {
+    const client = await connect(alice);
+    const { tools } = await client.listTools();
+    const feedback = tools.find((t) => t.name === 'get_feedback');
+    const wait = feedback?.inputSchema.properties?.wait as { maximum: number; description: string };
+    expect(wait.maximum).toBe(45);
+    expect(wait.description).toMatch(/60 s/);
+    expect(feedback?.description).toMatch(/up to 45 s/);
+    const tooLong = (await client.callTool({
+      name: 'get_feedback',
+      arguments: { all: true, wait: 50 },
+    })) as CallToolResult;
+    expect(tooLong.isError).toBe(true);
+    await client.close();
+  });
+
+  it('does not advertise tools.listChanged: it has no stream to announce a change on', async () => {
+    const client = await connect(alice);
+    expect(client.getServerCapabilities()?.tools?.listChanged ?? false).toBe(false);
+    await client.close();
+  });
+
   it.each([
     ['application/json', 'application/json'],
     ['*/*', '*/*'],
@@ -318,6 +340,15 @@ describe('dynamic client registration', () => {
     const { status, json } = await register({ client_name: 'Bad', redirect_uris: [uri] });
     expect(status).toBe(400);
     expect([code, 'invalid_redirect_uri']).toContain(json.error);
+  });
+
+  it('neither advertises nor echoes a scope: the service has none', async () => {
+    const { json } = await register({ client_name: 'Scoped', redirect_uris: [REDIRECT], scope: 'mcp:tools admin' });
+    expect(json.scope).toBeUndefined();
+    const server = (await (await fetch(`${base}/.well-known/oauth-authorization-server`)).json()) as object;
+    const resource = (await (await fetch(`${base}/.well-known/oauth-protected-resource/mcp`)).json()) as object;
+    expect(server).not.toHaveProperty('scopes_supported');
+    expect(resource).not.toHaveProperty('scopes_supported');
   });
 
   it('keeps no control or format characters of the client name', async () => {

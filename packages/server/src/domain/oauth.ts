@@ -119,13 +119,15 @@ export function clientName(raw: unknown): string {
   return [...clean].slice(0, MAX_TOKEN_LABEL_CHARS).join('').trim() || UNNAMED_CLIENT;
 }
 
-/** The metadata a registration may set: what the answer echoes. `client_secret` and keys are never kept. */
+/**
+ * The metadata a registration may set: what the answer echoes. `client_secret` and keys are never kept, nor a
+ * `scope`: the service has no scopes (a token is its account's), so it neither keeps nor echoes one.
+ */
 export interface ClientRegistration {
   readonly redirectUris: readonly string[];
   readonly clientName?: string | undefined;
   readonly grantTypes?: readonly string[] | undefined;
   readonly responseTypes?: readonly string[] | undefined;
-  readonly scope?: string | undefined;
   readonly softwareId?: string | undefined;
   readonly softwareVersion?: string | undefined;
 }
@@ -156,7 +158,6 @@ export async function registerClient(deps: OAuthDeps, registration: ClientRegist
   const id = `hdc_${randomBase62(32, deps.random)}`;
   const now = deps.clock.now();
   const extras = {
-    ...(registration.scope === undefined ? {} : { scope: cut(registration.scope) }),
     ...(registration.softwareId === undefined ? {} : { software_id: cut(registration.softwareId) }),
     ...(registration.softwareVersion === undefined ? {} : { software_version: cut(registration.softwareVersion) }),
   };

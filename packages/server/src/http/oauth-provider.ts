@@ -32,8 +32,14 @@ import {
   resourceProblem,
 } from './oauth-request.js';
 
-/** The SDK's view of one of our clients: its registered metadata, public (no secret). */
-const asSdkClient = (client: OAuthClient) => client.metadata as unknown as OAuthClientInformationFull;
+/**
+ * The SDK's view of one of our clients: its registered metadata, public (no secret), without the `scope` that clients
+ * registered before scopes were dropped may still carry (the service has none to check).
+ */
+function asSdkClient(client: OAuthClient): OAuthClientInformationFull {
+  const { scope: _unsupported, ...metadata } = client.metadata;
+  return metadata as unknown as OAuthClientInformationFull;
+}
 
 /** A domain refusal as the SDK's error, which its handlers turn into the RFC's answer. */
 function asOAuthError(error: unknown): unknown {
@@ -70,7 +76,6 @@ function clientsStore(deps: OAuthDeps): OAuthRegisteredClientsStore {
           clientName: info.client_name,
           grantTypes: info.grant_types,
           responseTypes: info.response_types,
-          scope: info.scope,
           softwareId: info.software_id,
           softwareVersion: info.software_version,
         });
