@@ -310,9 +310,11 @@ describe('OAuth discovery', () => {
       authorization_endpoint: `${base}/oauth/authorize`,
       token_endpoint: `${base}/oauth/token`,
       registration_endpoint: `${base}/oauth/register`,
+      revocation_endpoint: `${base}/oauth/revoke`,
       code_challenge_methods_supported: ['S256'],
       token_endpoint_auth_methods_supported: ['none'],
-      grant_types_supported: ['authorization_code'],
+      revocation_endpoint_auth_methods_supported: ['none'],
+      grant_types_supported: ['authorization_code', 'refresh_token'],
     });
   });
 });

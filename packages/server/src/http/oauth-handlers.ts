@@ -1,11 +1,12 @@
 /**
- * The MCP SDK's OAuth handlers (authorize, token, registration) in one small Express app, over the service's provider
+ * The MCP SDK's OAuth handlers (authorize, token, registration, revocation) in one small Express app, over the service's provider
  * (oauth-provider.ts). Loaded on the first OAuth request (routes/oauth.ts), which hands it the raw request with the
  * body already read and parsed: the handlers' own body parsers find the request read and leave the body as given.
  */
 import type http from 'node:http';
 import { authorizationHandler } from '@modelcontextprotocol/sdk/server/auth/handlers/authorize.js';
 import { clientRegistrationHandler } from '@modelcontextprotocol/sdk/server/auth/handlers/register.js';
+import { revocationHandler } from '@modelcontextprotocol/sdk/server/auth/handlers/revoke.js';
 import { tokenHandler } from '@modelcontextprotocol/sdk/server/auth/handlers/token.js';
 import express from 'express';
 import { createOAuthProvider, type OAuthProviderDeps } from './oauth-provider.js';
@@ -21,6 +22,7 @@ export function createOAuthHandlers(deps: OAuthProviderDeps): OAuthHandlers {
   handlers.disable('x-powered-by');
   handlers.use(OAUTH_PATHS.authorize, authorizationHandler({ provider, rateLimit: false }));
   handlers.use(OAUTH_PATHS.token, tokenHandler({ provider, rateLimit: false }));
+  handlers.use(OAUTH_PATHS.revoke, revocationHandler({ provider, rateLimit: false }));
   handlers.use(
     OAUTH_PATHS.register,
     clientRegistrationHandler({ clientsStore: provider.clientsStore, rateLimit: false }),

@@ -5,11 +5,7 @@
  * signed into the URL (`AuthorizationRequest`): nothing is stored until the human approves.
  */
 import type { OAuthRegisteredClientsStore } from '@modelcontextprotocol/sdk/server/auth/clients.js';
-import {
-  CustomOAuthError,
-  InvalidTargetError,
-  UnsupportedGrantTypeError,
-} from '@modelcontextprotocol/sdk/server/auth/errors.js';
+import { CustomOAuthError, InvalidTargetError } from '@modelcontextprotocol/sdk/server/auth/errors.js';
 import type { AuthorizationParams, OAuthServerProvider } from '@modelcontextprotocol/sdk/server/auth/provider.js';
 import type { OAuthClientInformationFull } from '@modelcontextprotocol/sdk/shared/auth.js';
 import type { Response } from 'express';
@@ -23,6 +19,7 @@ import {
   OAuthRefusal,
   registerClient,
 } from '../domain/oauth.js';
+import { refreshTokens, revokeClientToken } from '../domain/oauth-tokens.js';
 import type { OAuthClient } from '../domain/types.js';
 import type { Signer } from '../keys/signer.js';
 import {
@@ -123,12 +120,15 @@ export function createOAuthProvider(deps: OAuthProviderDeps): OAuthServerProvide
       refusing(async () => {
         const owner = { id: client.client_id, name: client.client_name ?? '' };
         const sent = { redirectUri, resource: checkResource(deps.baseUrl, resource) };
-        const token = await exchangeCode(oauth, owner, code, sent);
-        return { access_token: token, token_type: 'Bearer' };
+        return exchangeCode(oauth, owner, code, sent);
       }),
-    async exchangeRefreshToken() {
-      throw new UnsupportedGrantTypeError('No refresh tokens: an hd_ token lasts until it is revoked.');
-    },
+    // Scopes are not a thing here (a token is its account's); a resource, when sent, must still be ours.
+    exchangeRefreshToken: (client, refreshToken, _scopes, resource) =>
+      refusing(async () => {
+        checkResource(deps.baseUrl, resource);
+        return refreshTokens(oauth, client.client_id, refreshToken);
+      }),
+    revokeToken: (client, request) => refusing(() => revokeClientToken(oauth, client.client_id, request.token)),
     async verifyAccessToken() {
       // The service checks bearer tokens itself (domain/accounts.ts); the SDK's bearer middleware is not used.
       throw new CustomOAuthError('invalid_token', 'not used');

@@ -13,6 +13,7 @@ export const OAUTH_PATHS = {
   authorize: '/oauth/authorize',
   token: '/oauth/token',
   register: '/oauth/register',
+  revoke: '/oauth/revoke',
 } as const;
 
 /** An authorization request waiting for the human, as signed into the approval page's URL. */

@@ -1,11 +1,12 @@
 /**
  * OAuth for remote MCP clients (docs/api.md, "Remote MCP and OAuth"): the metadata documents (RFC 9728 protected
  * resource, RFC 8414 authorization server), and the MCP SDK's own handlers for authorization (code with PKCE S256),
- * token exchange and dynamic client registration (RFC 7591), mounted in a small Express app (oauth-handlers.ts,
- * loaded on the first request that needs it) that this plugin hands the raw request to, its body read within the
- * cap. Before a request reaches them the service checks what the SDK leaves open: every parameter of an
- * authorization request (so that no refusal becomes a redirect; oauth-request.ts, `authorizationProblem`) and a
- * per-address budget on the unauthenticated endpoints. The human's approval is /verify/oauth (oauth-approval.ts).
+ * token exchange and refresh, dynamic client registration (RFC 7591) and revocation (RFC 7009), mounted in a small
+ * Express app (oauth-handlers.ts, loaded on the first request that needs it) that this plugin hands the raw request
+ * to, its body read within the cap. Before a request reaches them the service checks what the SDK leaves open: every
+ * parameter of an authorization request (so that no refusal becomes a redirect; oauth-request.ts,
+ * `authorizationProblem`) and a per-address budget on the unauthenticated endpoints. The human's approval is
+ * /verify/oauth (oauth-approval.ts).
  */
 
 import { isUtf8 } from 'node:buffer';
@@ -20,7 +21,11 @@ import { authorizationProblem, OAUTH_PATHS } from '../oauth-request.js';
 import type { TypedApp } from '../typed-app.js';
 
 /** The OAuth endpoints that take a body, each answered by the SDK's handlers under its own per-address budget. */
-const BUDGETS = { [OAUTH_PATHS.token]: 'token', [OAUTH_PATHS.register]: 'register' } as const;
+const BUDGETS = {
+  [OAUTH_PATHS.token]: 'token',
+  [OAUTH_PATHS.register]: 'register',
+  [OAUTH_PATHS.revoke]: 'revoke',
+} as const;
 export const BODY_ENDPOINTS = Object.keys(BUDGETS) as Array<keyof typeof BUDGETS>;
 
 /** RFC 8414 section 2: what this authorization server supports, at /.well-known/oauth-authorization-server. */
@@ -30,11 +35,13 @@ export function authorizationServerMetadata(baseUrl: string): OAuthMetadata {
     authorization_endpoint: `${baseUrl}${OAUTH_PATHS.authorize}`,
     token_endpoint: `${baseUrl}${OAUTH_PATHS.token}`,
     registration_endpoint: `${baseUrl}${OAUTH_PATHS.register}`,
+    revocation_endpoint: `${baseUrl}${OAUTH_PATHS.revoke}`,
     response_types_supported: ['code'],
     response_modes_supported: ['query'],
-    grant_types_supported: ['authorization_code'],
+    grant_types_supported: ['authorization_code', 'refresh_token'],
     code_challenge_methods_supported: ['S256'],
     token_endpoint_auth_methods_supported: ['none'],
+    revocation_endpoint_auth_methods_supported: ['none'],
     service_documentation: `${baseUrl}/llms.txt`,
     authorization_response_iss_parameter_supported: true,
   };
