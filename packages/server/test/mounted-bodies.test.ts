@@ -124,3 +124,68 @@ describe.each(CASES)('POST %s with %s, answered outside Fastify', (path, type) =
     expect(JSON.parse(outcome.body).error).toMatch(/^invalid_/);
   });
 });
+
+describe.each(BODY_ENDPOINTS)('OPTIONS %s (a preflight), answered outside Fastify', (path) => {
+  it('does not read a body either', async () => {
+    const started = Date.now();
+    const outcome = await send(
+      `OPTIONS ${path} HTTP/1.1\r\nHost: x\r\nOrigin: https://app.example\r\nAccess-Control-Request-Method: POST\r\n` +
+        `Content-Type: application/x-www-form-urlencoded\r\nContent-Length: ${2 ** 30}\r\n\r\nx`,
+      undefined,
+      0,
+    );
+    expect(outcome.status, outcome.body).toBe(413);
+    expect(outcome.closed).toBe(true);
+    expect(Date.now() - started).toBeLessThan(2000);
+  });
+});
+
+describe('GET /oauth/authorize, answered outside Fastify', () => {
+  /** A valid authorization request, so that it reaches the SDK's handler. */
+  async function authorizePath(): Promise<string> {
+    const registered = await fetch(`http://127.0.0.1:${port}/oauth/register`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ client_name: 'Bodies', redirect_uris: ['http://127.0.0.1:9/cb'] }),
+    });
+    const { client_id: clientId } = (await registered.json()) as { client_id: string };
+    const query = new URLSearchParams({
+      response_type: 'code',
+      client_id: clientId,
+      redirect_uri: 'http://127.0.0.1:9/cb',
+      code_challenge: 'a'.repeat(43),
+      code_challenge_method: 'S256',
+    });
+    return `/oauth/authorize?${query}`;
+  }
+
+  it('takes no body: a declared Content-Length is refused at once', async () => {
+    const started = Date.now();
+    const outcome = await send(
+      `GET ${await authorizePath()} HTTP/1.1\r\nHost: x\r\nContent-Type: application/x-www-form-urlencoded\r\n` +
+        `Content-Length: ${2 ** 30}\r\n\r\nclient_id=`,
+      undefined,
+      0,
+    );
+    expect(outcome.status, outcome.body).toBe(413);
+    expect(JSON.parse(outcome.body)).toEqual({
+      error: expect.objectContaining({ code: 'body_too_large', details: { max_bytes: 0 } }),
+    });
+    expect(outcome.closed).toBe(true);
+    expect(Date.now() - started).toBeLessThan(2000);
+  });
+
+  it('nor a chunked one: refused, not read', async () => {
+    const data = Buffer.alloc(16_384, 'a');
+    const chunk = Buffer.concat([Buffer.from(`${data.length.toString(16)}\r\n`), data, Buffer.from('\r\n')]);
+    const outcome = await send(
+      `GET ${await authorizePath()} HTTP/1.1\r\nHost: x\r\nContent-Type: application/x-www-form-urlencoded\r\n` +
+        'Transfer-Encoding: chunked\r\n\r\n',
+      chunk,
+      32 * 1_048_576,
+    );
+    expect(outcome.status, outcome.body).toBe(413);
+    expect(outcome.closed).toBe(true);
+    expect(outcome.serverRead).toBeLessThan(CAP + 2 * 65_536);
+  });
+});

@@ -14,6 +14,7 @@ import type { OAuthMetadata, OAuthProtectedResourceMetadata } from '@modelcontex
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Config } from '../../config.js';
 import { MAX_CLIENT_ID_CHARS, type OAuthDeps, throttleOAuth } from '../../domain/oauth.js';
+import { ApiError } from '../../errors.js';
 import type { Signer } from '../../keys/signer.js';
 import { MCP_PATH, RESOURCE_METADATA_PATH, resourceOf } from '../bearer-challenge.js';
 import { loadOnce } from '../load-once.js';
@@ -69,6 +70,10 @@ function oauthError(reply: FastifyReply, status: number, error: string, descript
 }
 
 const MALFORMED = Symbol('malformed');
+
+/** Whether a request announces a body (RFC 9112 section 6.3): a transfer coding, or a length above zero. */
+const hasBody = (request: FastifyRequest) =>
+  request.headers['transfer-encoding'] !== undefined || Number(request.headers['content-length'] ?? 0) > 0;
 
 /**
  * The body as the SDK's handlers would have parsed it (Express's `urlencoded({ extended: false })` for the token
@@ -149,6 +154,15 @@ export async function oauthRoutes(app: TypedApp, { config, oauth, signer }: OAut
       handle(request.raw, reply.raw);
     };
     scope.get(OAUTH_PATHS.authorize, hide, async (request, reply) => {
+      // Fastify reads no body of a GET, and the SDK's handler would read one (urlencoded) to its end: a GET here
+      // takes none, refused before a byte of it is read (docs/api.md 8), and the connection is closed.
+      if (hasBody(request)) {
+        reply.header('connection', 'close');
+        throw new ApiError('body_too_large', {
+          message: 'An authorization request is a GET without a body.',
+          details: { max_bytes: 0 },
+        });
+      }
       const query = request.query as Record<string, unknown>;
       const clientId = query.client_id;
       const client =
