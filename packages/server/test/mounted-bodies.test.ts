@@ -189,3 +189,20 @@ describe('GET /oauth/authorize, answered outside Fastify', () => {
     expect(outcome.serverRead).toBeLessThan(CAP + 2 * 65_536);
   });
 });
+
+describe('a route that answers before reading the body it was sent', () => {
+  /** Announces a large body, sends 16 MiB of it, and sees how much the server took after its answer. */
+  const flood = (head: string) =>
+    send(`${head}Content-Length: ${2 ** 30}\r\n\r\n`, Buffer.alloc(65_536, 'a'), 16 * 1_048_576);
+
+  it.each([
+    ['a GET with a body', 'GET /healthz HTTP/1.1\r\nHost: x\r\n', 200],
+    ['the MCP endpoint without a token', 'POST /mcp HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n', 401],
+    ['GET /mcp with a malformed token', 'GET /mcp HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer hd_x\r\n', 401],
+  ])('%s: answers, then closes the connection instead of reading the rest', async (_name, head, status) => {
+    const outcome = await flood(head);
+    expect(outcome.status, outcome.body).toBe(status);
+    expect(outcome.closed).toBe(true);
+    expect(outcome.serverRead).toBeLessThan(CAP + 2 * 65_536);
+  });
+});
