@@ -15,6 +15,7 @@ const HTTP_SUITES = [
   'history',
   'limits',
   'markdown',
+  'mcp-oauth-tokens',
   'mcp-remote',
   'public',
   'raw-socket',

@@ -159,6 +159,12 @@ export interface TokenInfo {
   readonly label: string | null;
   readonly created_at: number;
   readonly last_used_at: number | null;
+  /** When the token stops working (Unix ms); null: never (device-flow and operator tokens). */
+  readonly expires_at: number | null;
+  /** The OAuth client (an MCP client) the token was issued to; null for device-flow and operator tokens. */
+  readonly oauth_client: { readonly id: string; readonly name: string | null } | null;
+  /** OAuth tokens: until when the client may renew it with its refresh token (each renewal moves it on). */
+  readonly renewable_until: number | null;
 }
 
 export interface TokenListItem extends TokenInfo {

@@ -288,6 +288,11 @@ describe('list, versions, rm, passcode, tokens, revoke, open', () => {
     const mine = listed.json.find((t) => t.current);
     const theirs = listed.json.find((t) => !t.current);
     expect(mine).toBeDefined();
+    // A device-flow token never expires and belongs to no OAuth client.
+    expect(mine).toMatchObject({ expires_at: null, oauth_client: null, renewable_until: null });
+    const human = await run(box, ['tokens', '--human']);
+    expect(human.stdout.split('\n')[0]).toMatch(/^ID\s+CREATED\s+LAST USED\s+EXPIRES\s+RENEWS UNTIL\s+CLIENT\s+LABEL$/);
+    expect(human.stdout).toMatch(/ \*\s.*\bnever\s+-\s+-\s/);
     const revoked = await runJson<{ revoked: string; current: boolean }>(box, ['revoke', theirs?.id ?? '']);
     expect(revoked.json).toEqual({ revoked: theirs?.id, current: false });
     const denied = await run(other, ['whoami']);

@@ -47,6 +47,9 @@ the drop was viewed.`;
 export function createMcpServer(context: ToolContext): McpServer {
   const mcp = new McpServer({ name: 'htmldrop', version: CLIENT_VERSION }, { instructions: INSTRUCTIONS });
   registerTools(mcp, context);
+  // Registering a tool advertises `tools.listChanged`; the tool set never changes, and the remote endpoint has no
+  // server-to-client stream a change could be announced on (GET /mcp is 405), so it is not advertised.
+  mcp.server.registerCapabilities({ tools: { listChanged: false } });
   return mcp;
 }
 

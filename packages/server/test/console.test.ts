@@ -6,6 +6,7 @@
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { newContentLabel } from '../src/domain/content-origin.js';
+import { exchangeCode, issueCode, registerClient } from '../src/domain/oauth.js';
 import { createHarness, createTestClock, type Harness, page, type TestClock } from './helpers.js';
 
 const ORIGIN = 'http://drops.test';
@@ -324,6 +325,45 @@ describe('actions, as the API then reports them', () => {
       (t: { current: boolean }) => t.current,
     ).id;
     expect((await as(s, `/console/tokens/${id}/revoke`)).status).toBe(303);
+  });
+});
+
+describe('the tokens page', () => {
+  it("names an OAuth token's client, says when each token expires and until when its client renews it", async () => {
+    const s = await signIn('tina');
+    await h.token('tina', 'laptop');
+    const redirectUri = 'http://127.0.0.1:9/cb';
+    const client = await registerClient(h.services.oauth, {
+      redirectUris: [redirectUri],
+      clientName: 'Claude Desktop',
+    });
+    const [account] = await h.store.findAccountsByLogin('tina');
+    const approval = {
+      clientId: client.id,
+      accountId: account?.id ?? '',
+      codeChallenge: 'x',
+      redirectUri,
+      resource: null,
+    };
+    const code = await issueCode(h.services.oauth, approval);
+    await exchangeCode(h.services.oauth, client, code, { redirectUri: undefined, resource: undefined });
+
+    const rows = (html: string) => html.split('<tr data-token=').slice(1);
+    const listed = rows((await get('/console/tokens', s.cookie)).text);
+    const oauth = listed.find((row) => row.includes(client.id)) ?? '';
+    const laptop = listed.find((row) => row.includes('laptop')) ?? '';
+    expect(oauth).toContain('<strong>Claude Desktop</strong>');
+    expect(oauth).toContain(`MCP client (OAuth): <span class="mono">${client.id}</span>`);
+    expect(oauth).toContain(`datetime="${new Date(clock.now() + 3_600_000).toISOString()}"`);
+    expect(oauth).toContain(
+      `its client renews it until <time datetime="${new Date(clock.now() + 30 * 86_400_000).toISOString()}"`,
+    );
+    expect(laptop).toMatch(/data-label="Expires"><span class="muted">never<\/span><\/td>/);
+    expect(laptop).not.toContain('MCP client');
+
+    clock.advance(2 * 3_600_000);
+    const later = rows((await get('/console/tokens', s.cookie)).text).find((row) => row.includes(client.id)) ?? '';
+    expect(later).toContain('<span class="muted">expired</span>');
   });
 });
 

@@ -340,6 +340,10 @@ describe('/api/me and /api/tokens', () => {
         label: 'laptop',
         created_at: expect.any(Number),
         last_used_at: expect.any(Number),
+        // An operator (or device-flow) token: no OAuth client, never expires.
+        expires_at: null,
+        oauth_client: null,
+        renewable_until: null,
       },
     });
   });

@@ -6,6 +6,7 @@
  * verifier, replayed code, cross-site approval, revoked token on another instance.
  */
 import { createHash, randomBytes } from 'node:crypto';
+import net from 'node:net';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
@@ -206,6 +207,97 @@ describe('the remote MCP endpoint with a bearer token', () => {
   });
 });
 
+/** A JSON-RPC initialize request, as a client's first POST. */
+const INITIALIZE = JSON.stringify({
+  jsonrpc: '2.0',
+  id: 1,
+  method: 'initialize',
+  params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } },
+});
+
+describe('what /mcp advertises and how it answers', () => {
+  it('keeps a feedback wait under the 60 s after which clients give up, and says why', async () => {
+    const client = await connect(alice);
+    const { tools } = await client.listTools();
+    const feedback = tools.find((t) => t.name === 'get_feedback');
+    const wait = feedback?.inputSchema.properties?.wait as { maximum: number; description: string };
+    expect(wait.maximum).toBe(45);
+    expect(wait.description).toMatch(/60 s/);
+    expect(feedback?.description).toMatch(/up to 45 s/);
+    const tooLong = (await client.callTool({
+      name: 'get_feedback',
+      arguments: { all: true, wait: 50 },
+    })) as CallToolResult;
+    expect(tooLong.isError).toBe(true);
+    await client.close();
+  });
+
+  it('does not advertise tools.listChanged: it has no stream to announce a change on', async () => {
+    const client = await connect(alice);
+    expect(client.getServerCapabilities()?.tools?.listChanged ?? false).toBe(false);
+    await client.close();
+  });
+
+  it.each([
+    ['application/json', 'application/json'],
+    ['*/*', '*/*'],
+    ['no Accept', undefined],
+  ])('answers a client that accepts %s with one JSON body', async (_name, accept) => {
+    const response = await fetch(`${base}/mcp`, {
+      method: 'POST',
+      headers: {
+        authorization: `Bearer ${alice}`,
+        'content-type': 'application/json',
+        ...(accept === undefined ? {} : { accept }),
+      },
+      body: INITIALIZE,
+    });
+    expect(response.status).toBe(200);
+    expect(response.headers.get('content-type')).toMatch(/^application\/json/);
+    const answer = (await response.json()) as { id: number; result: { serverInfo: { name: string } } };
+    expect(answer).toMatchObject({ id: 1, result: { serverInfo: { name: 'htmldrop' } } });
+  });
+
+  it('still refuses a client that accepts neither JSON nor an event stream', async () => {
+    const response = await fetch(`${base}/mcp`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${alice}`, 'content-type': 'application/json', accept: 'text/html' },
+      body: INITIALIZE,
+    });
+    expect(response.status).toBe(406);
+  });
+
+  it.each(['application/json, text/event-stream', 'application/json'])(
+    'closes the connection after the answer when the client sends Connection: close (Accept: %s)',
+    async (accept) => {
+      const port = Number(new URL(base).port);
+      const { head, closedByServer } = await new Promise<{ head: string; closedByServer: boolean }>((resolve) => {
+        const socket = net.connect(port, '127.0.0.1');
+        let received = '';
+        const timer = setTimeout(() => {
+          socket.destroy();
+          resolve({ head: received, closedByServer: false });
+        }, 3000);
+        socket.on('data', (data) => {
+          received += data.toString('latin1');
+        });
+        socket.on('end', () => {
+          clearTimeout(timer);
+          resolve({ head: received, closedByServer: true });
+        });
+        socket.write(
+          `POST /mcp HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${alice}\r\nContent-Type: application/json\r\n` +
+            `Accept: ${accept}\r\nConnection: close\r\nContent-Length: ${Buffer.byteLength(INITIALIZE)}\r\n\r\n${INITIALIZE}`,
+        );
+      });
+      expect(head).toMatch(/^HTTP\/1\.1 200/);
+      expect(head).toMatch(/\r\nconnection: close\r\n/i);
+      expect(head).toContain('"serverInfo"');
+      expect(closedByServer).toBe(true);
+    },
+  );
+});
+
 describe('OAuth discovery', () => {
   it('publishes the protected-resource and authorization-server metadata', async () => {
     const mcp = (await (await fetch(`${base}/.well-known/oauth-protected-resource/mcp`)).json()) as object;
@@ -218,9 +310,11 @@ describe('OAuth discovery', () => {
       authorization_endpoint: `${base}/oauth/authorize`,
       token_endpoint: `${base}/oauth/token`,
       registration_endpoint: `${base}/oauth/register`,
+      revocation_endpoint: `${base}/oauth/revoke`,
       code_challenge_methods_supported: ['S256'],
       token_endpoint_auth_methods_supported: ['none'],
-      grant_types_supported: ['authorization_code'],
+      revocation_endpoint_auth_methods_supported: ['none'],
+      grant_types_supported: ['authorization_code', 'refresh_token'],
     });
   });
 });
@@ -248,6 +342,15 @@ describe('dynamic client registration', () => {
     const { status, json } = await register({ client_name: 'Bad', redirect_uris: [uri] });
     expect(status).toBe(400);
     expect([code, 'invalid_redirect_uri']).toContain(json.error);
+  });
+
+  it('neither advertises nor echoes a scope: the service has none', async () => {
+    const { json } = await register({ client_name: 'Scoped', redirect_uris: [REDIRECT], scope: 'mcp:tools admin' });
+    expect(json.scope).toBeUndefined();
+    const server = (await (await fetch(`${base}/.well-known/oauth-authorization-server`)).json()) as object;
+    const resource = (await (await fetch(`${base}/.well-known/oauth-protected-resource/mcp`)).json()) as object;
+    expect(server).not.toHaveProperty('scopes_supported');
+    expect(resource).not.toHaveProperty('scopes_supported');
   });
 
   it('keeps no control or format characters of the client name', async () => {

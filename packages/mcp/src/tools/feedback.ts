@@ -1,15 +1,21 @@
 /** The `get_feedback` tool: comments people left on a drop (or on all the caller's drops), optionally waiting. */
-import { type CommentScope, HtmlDropError, MAX_COMMENT_WAIT_SECONDS } from '@htmldrop/client';
+import { type CommentScope, HtmlDropError } from '@htmldrop/client';
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { z } from 'zod';
 import type { ToolContext } from './context.js';
 import { slug } from './schema.js';
 
+/**
+ * The longest `wait`: under the 60 s after which common MCP clients (the MCP Inspector among them) give up on a
+ * request, with room for the answer to arrive. The API itself waits up to 60 s (the CLI's `--wait`).
+ */
+export const MAX_TOOL_WAIT_SECONDS = 45;
+
 const TOOL = {
   title: 'Get feedback (comments) on drops',
   description: `Get the comments people left on one of your drops (\`slug\`), or on all your drops (\`all: true\`; each comment then names its \`slug\`), oldest first. People comment in the viewer's Comments panel of the drop's url.
 
-The feedback loop: publish, share the url, call get_feedback with \`wait\` (up to 60 s) to block until someone comments, address the comments in a new version (update, or publish with upsert_by) passing their ids as \`resolves\`, then call get_feedback again with \`since\` = the previous answer's \`next_since\` to get only what is new. Some MCP clients cancel tool calls after 60 s: with such a client use a wait of 45 or less and call again.
+The feedback loop: publish, share the url, call get_feedback with \`wait\` (up to ${MAX_TOOL_WAIT_SECONDS} s) to block until someone comments, address the comments in a new version (update, or publish with upsert_by) passing their ids as \`resolves\`, then call get_feedback again with \`since\` = the previous answer's \`next_since\` to get only what is new. The wait stops at ${MAX_TOOL_WAIT_SECONDS} s because many MCP clients give up on a request after 60 s; to wait longer, call again.
 
 Returns {"data":[{id, version, body, quote, author:{name, kind: owner|member|guest}, created_at, resolved_at, resolved_in_version, slug?}...], "next_since": n}; data is [] when nothing came within the wait.`,
   inputSchema: {
@@ -27,9 +33,12 @@ Returns {"data":[{id, version, body, quote, author:{name, kind: owner|member|gue
       .number()
       .int()
       .min(0)
-      .max(MAX_COMMENT_WAIT_SECONDS)
+      .max(MAX_TOOL_WAIT_SECONDS)
       .optional()
-      .describe('Seconds to wait, when nothing is new yet, for the first new comment (0 to 60; default 0).'),
+      .describe(
+        `Seconds to wait, when nothing is new yet, for the first new comment (0 to ${MAX_TOOL_WAIT_SECONDS}; default 0; ` +
+          'many MCP clients give up on a request after 60 s, so call again to wait longer).',
+      ),
   },
   annotations: { readOnlyHint: true, openWorldHint: true },
 };

@@ -28,10 +28,21 @@ export async function currentAccount(deps: Pick<AccountDeps, 'store'>, account: 
   return (await deps.store.findAccount(account.id)) ?? account;
 }
 
-/** An account's active tokens, newest use first as the store orders them, with pending last uses folded in. */
+/**
+ * Whether a token still counts: not expired, or an expired OAuth access token whose client may still renew it (the
+ * grant is alive, and revoking the token ends it).
+ */
+export function isLive(token: TokenInfo, now: number): boolean {
+  return token.expiresAt === null || token.expiresAt > now || (token.renewableUntil ?? 0) > now;
+}
+
+/**
+ * An account's live tokens (`isLive`), oldest first as the store orders them, with pending last uses folded in.
+ */
 export async function listTokens(deps: AccountDeps, accountId: string): Promise<TokenInfo[]> {
+  const now = deps.clock.now();
   const tokens = await deps.store.listActiveTokens(accountId);
-  return tokens.map((token) => withPendingUse(token, deps.tokenUses));
+  return tokens.filter((token) => isLive(token, now)).map((token) => withPendingUse(token, deps.tokenUses));
 }
 
 /** Mints a token for an account. The plaintext is returned once and only its SHA-256 hash is stored. */
@@ -95,7 +106,7 @@ export function withPendingUse(token: TokenInfo, recorder: TokenUseRecorder): To
 
 /**
  * Resolves an Authorization header to the calling account (docs/api.md 5.8: missing or not Bearer -> 401 unauthorized;
- * malformed, bad checksum, unknown or revoked -> 401 invalid_token).
+ * malformed, bad checksum, unknown, revoked or expired -> 401 invalid_token).
  */
 export async function authenticate(
   store: Pick<AccountStore, 'findActiveToken'>,
@@ -109,11 +120,19 @@ export async function authenticate(
   if (!isWellFormedToken(token)) throw new ApiError('invalid_token');
   const found = await store.findActiveToken(sha256Hex(token));
   if (found === undefined) throw new ApiError('invalid_token');
-  recorder.touch(found.token.id, clock.now());
+  const now = clock.now();
+  if (found.token.expiresAt !== null && found.token.expiresAt <= now) {
+    throw new ApiError('invalid_token', {
+      message: 'The token expired; an OAuth client renews it with its refresh token.',
+    });
+  }
+  recorder.touch(found.token.id, now);
   return found;
 }
 
-/** Revokes one of an account's tokens (404 for an unknown id or another account's token). */
+/**
+ * Revokes one of an account's tokens, with its OAuth grant (404 for an unknown id or another account's token).
+ */
 export async function revokeOwnToken(
   deps: Pick<AccountDeps, 'store' | 'clock'>,
   accountId: string,

@@ -9,10 +9,13 @@ import type { Limits } from '../config.js';
 import { MAX_TOKEN_LABEL_CHARS } from './accounts.js';
 import { clientGroup } from './client-address.js';
 import type { Clock } from './clock.js';
-import { newApiToken, type RandomInt, randomBase62, sha256Hex, tokenIdFromHash } from './ids.js';
+import { type RandomInt, randomBase62, sha256Hex } from './ids.js';
+import { type IssuedTokens, newTokenPair, OAuthRefusal, TOKEN_RETENTION_MS } from './oauth-tokens.js';
 import { hitWindow, type RateCounter } from './rate-counter.js';
 import type { OAuthStore } from './store.js';
 import type { OAuthClient, OAuthCodeRecord } from './types.js';
+
+export { OAuthRefusal };
 
 /** How long an approval's code may wait for its exchange. */
 export const CODE_TTL_MS = 5 * 60_000;
@@ -28,17 +31,6 @@ export const MAX_REDIRECT_URI_CHARS = 1_000;
 export const MAX_CLIENT_ID_CHARS = 64;
 /** The label of a client's tokens when it gave no name. */
 export const UNNAMED_CLIENT = 'MCP client';
-
-/** A refusal in OAuth's terms: `error` is the RFC's code (invalid_redirect_uri, invalid_grant, ...). */
-export class OAuthRefusal extends Error {
-  override readonly name = 'OAuthRefusal';
-  constructor(
-    readonly error: string,
-    message: string,
-  ) {
-    super(message);
-  }
-}
 
 export interface OAuthDeps {
   readonly store: OAuthStore;
@@ -119,13 +111,15 @@ export function clientName(raw: unknown): string {
   return [...clean].slice(0, MAX_TOKEN_LABEL_CHARS).join('').trim() || UNNAMED_CLIENT;
 }
 
-/** The metadata a registration may set: what the answer echoes. `client_secret` and keys are never kept. */
+/**
+ * The metadata a registration may set: what the answer echoes. `client_secret` and keys are never kept, nor a
+ * `scope`: the service has no scopes (a token is its account's), so it neither keeps nor echoes one.
+ */
 export interface ClientRegistration {
   readonly redirectUris: readonly string[];
   readonly clientName?: string | undefined;
   readonly grantTypes?: readonly string[] | undefined;
   readonly responseTypes?: readonly string[] | undefined;
-  readonly scope?: string | undefined;
   readonly softwareId?: string | undefined;
   readonly softwareVersion?: string | undefined;
 }
@@ -156,7 +150,6 @@ export async function registerClient(deps: OAuthDeps, registration: ClientRegist
   const id = `hdc_${randomBase62(32, deps.random)}`;
   const now = deps.clock.now();
   const extras = {
-    ...(registration.scope === undefined ? {} : { scope: cut(registration.scope) }),
     ...(registration.softwareId === undefined ? {} : { software_id: cut(registration.softwareId) }),
     ...(registration.softwareVersion === undefined ? {} : { software_version: cut(registration.softwareVersion) }),
   };
@@ -169,7 +162,7 @@ export async function registerClient(deps: OAuthDeps, registration: ClientRegist
       client_id_issued_at: Math.floor(now / 1000),
       client_name: name,
       redirect_uris: [...uris],
-      grant_types: ['authorization_code'],
+      grant_types: ['authorization_code', 'refresh_token'],
       response_types: ['code'],
       token_endpoint_auth_method: 'none',
       ...extras,
@@ -211,17 +204,18 @@ export async function liveCode(deps: OAuthDeps, clientId: string, code: string):
 }
 
 /**
- * Exchanges a code (its PKCE verifier already checked against `liveCode`'s challenge) for a new `hd_` token,
- * labelled with the client's name. The redirect URI and the resource, when sent, must be those the code was issued
- * for (RFC 6749 section 4.1.3, RFC 8707 section 2.2). A second
- * exchange of one code fails, and revokes the token the first one issued (RFC 6749 section 4.1.2).
+ * Exchanges a code (its PKCE verifier already checked against `liveCode`'s challenge) for a new `hd_` access token,
+ * labelled with the client's name, and its refresh token (oauth-tokens.ts); the tokens the client held for the
+ * account before are revoked. The redirect URI and the resource, when sent, must be those the code was issued for
+ * (RFC 6749 section 4.1.3, RFC 8707 section 2.2). A second exchange of one code fails, and revokes the grant the first
+ * one started (RFC 6749 section 4.1.2).
  */
 export async function exchangeCode(
   deps: OAuthDeps,
   client: Pick<OAuthClient, 'id' | 'name'>,
   code: string,
   sent: { readonly redirectUri: string | undefined; readonly resource: string | undefined },
-): Promise<string> {
+): Promise<IssuedTokens> {
   const found = await liveCode(deps, client.id, code);
   if (sent.redirectUri !== undefined && sent.redirectUri !== found.redirectUri) {
     throw new OAuthRefusal('invalid_grant', 'redirect_uri is not the one the code was issued for');
@@ -229,27 +223,22 @@ export async function exchangeCode(
   if (sent.resource !== undefined && found.resource !== null && sent.resource !== found.resource) {
     throw new OAuthRefusal('invalid_target', 'resource is not the one the code was issued for');
   }
-  const token = newApiToken(deps.random);
-  const hash = sha256Hex(token);
+  const now = deps.clock.now();
+  const { issued, stored } = newTokenPair(deps, now);
   const label = clientName(client.name);
-  const redeemed = await deps.store.redeemOAuthCode(
-    sha256Hex(code),
-    client.id,
-    { id: tokenIdFromHash(hash), hash, label },
-    deps.clock.now(),
-  );
+  const redeemed = await deps.store.redeemOAuthCode(sha256Hex(code), client.id, { ...stored, label }, now);
   if (redeemed.kind !== 'issued') throw new OAuthRefusal('invalid_grant', 'the authorization code was already used');
-  return token;
+  return issued;
 }
 
 /**
  * The budget of the unauthenticated OAuth endpoints, per client address: `maxAuthStartsPerMinute` (20) token
- * requests a minute, as for device-flow starts, and as many registrations an hour (a client registers once).
- * Returns the seconds to wait, or undefined.
+ * requests a minute, as for device-flow starts, as many revocations a minute, and as many registrations an hour (a
+ * client registers once). Returns the seconds to wait, or undefined.
  */
 export async function throttleOAuth(
   deps: OAuthDeps,
-  endpoint: 'register' | 'token',
+  endpoint: 'register' | 'token' | 'revoke',
   clientAddress: string,
 ): Promise<number | undefined> {
   const name = `oauth-${endpoint}:${clientGroup(clientAddress)}`;
@@ -264,8 +253,15 @@ export async function throttleOAuth(
   return retryAfterSeconds;
 }
 
-/** Deletes expired codes past their retention and clients nobody approved within a day. */
+/**
+ * Deletes expired codes past their retention, clients nobody approved within a day, and token rows a day after their
+ * refresh token expired.
+ */
 export function purgeOAuth(deps: Pick<OAuthDeps, 'store' | 'clock'>): Promise<void> {
   const now = deps.clock.now();
-  return deps.store.purgeOAuth({ codesBefore: now - CODE_RETENTION_MS, unusedClientsBefore: now - UNUSED_CLIENT_MS });
+  return deps.store.purgeOAuth({
+    codesBefore: now - CODE_RETENTION_MS,
+    unusedClientsBefore: now - UNUSED_CLIENT_MS,
+    tokensBefore: now - TOKEN_RETENTION_MS,
+  });
 }

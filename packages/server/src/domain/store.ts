@@ -19,9 +19,12 @@ import type {
   Identity,
   ListQuery,
   Metadata,
+  NewOAuthToken,
   OAuthClient,
   OAuthCodeRecord,
   TokenInfo,
+  TokenRefresh,
+  TokenRevocation,
   VersionContent,
   VersionInfo,
   VersionRecord,
@@ -176,12 +179,14 @@ export interface AccountStore {
     label: string | null;
     now: number;
   }): Promise<TokenInfo>;
-  /** The active (not revoked) token with this SHA-256 hash, and its account. */
+  /** The active (not revoked) token with this SHA-256 hash, and its account; whether it expired is the caller's. */
   findActiveToken(hash: string): Promise<{ token: TokenInfo; account: Account } | undefined>;
+  /** The account's tokens not revoked, oldest first, expired ones included. */
   listActiveTokens(accountId: string): Promise<TokenInfo[]>;
   /**
-   * Revokes one token. With `accountId`, only a token of that account is revoked.
-   * Returns false when no such active token exists.
+   * Revokes one token, and with it its OAuth grant: every live token of the same family (so an id that a refresh has
+   * since replaced still revokes its successor). With `accountId`, only a token of that account is revoked.
+   * Returns false when nothing was revoked.
    */
   revokeToken(id: string, accountId: string | undefined, now: number): Promise<boolean>;
   /** Records coalesced last-use times; never moves a time backwards. */
@@ -396,18 +401,40 @@ export interface OAuthStore {
   }): Promise<void>;
   findOAuthCode(hash: string): Promise<OAuthCodeRecord | undefined>;
   /**
-   * The one-time exchange of a code of `clientId`, unexpired at `now`: marks it used and stores the new token for its
-   * account, in one transaction; exactly one of many concurrent callers gets `issued`. A code already used is
-   * `replayed` and the token it issued is revoked in the same call (RFC 6749 section 4.1.2).
+   * The one-time exchange of a code of `clientId`, unexpired at `now`: marks it used, revokes the live tokens this
+   * client holds for the code's account (one token per client and account), and stores the new token as the first of
+   * a new grant, in one transaction; exactly one of many concurrent callers gets `issued`. A code already used is
+   * `replayed` and the token it issued is revoked with its grant in the same call (RFC 6749 section 4.1.2).
    */
   redeemOAuthCode(
     hash: string,
     clientId: string,
-    token: { id: string; hash: string; label: string },
+    token: NewOAuthToken & { readonly label: string },
     now: number,
   ): Promise<CodeRedemption>;
-  /** Deletes codes that expired before `codesBefore` and clients registered before `unusedClientsBefore` never used. */
-  purgeOAuth(cutoffs: { readonly codesBefore: number; readonly unusedClientsBefore: number }): Promise<void>;
+  /**
+   * The one-time exchange of a refresh token of `clientId` (by its hash), in one transaction: its row is revoked (the
+   * access token with it), any other live token of the client for the account too, and `token` is stored as the
+   * successor in the same grant, with the row's label. A refresh token already spent or revoked (also by a concurrent
+   * exchange) ends its grant: every live token of the family is revoked, and the answer is `reused`. Exactly one of
+   * many concurrent callers gets `issued`.
+   */
+  refreshOAuthToken(refreshHash: string, clientId: string, token: NewOAuthToken, now: number): Promise<TokenRefresh>;
+  /**
+   * RFC 7009: revokes the live token whose access or refresh token has this hash, with its grant, when it was issued
+   * to `clientId` (`revoked`); `unknown` when no live token has it; `foreign` when it belongs to another client or is
+   * not an OAuth token (nothing revoked).
+   */
+  revokeOAuthToken(hash: string, clientId: string, now: number): Promise<TokenRevocation>;
+  /**
+   * Deletes codes that expired before `codesBefore`, clients registered before `unusedClientsBefore` never used, and
+   * OAuth token rows whose refresh token expired before `tokensBefore` (spent, revoked or abandoned: unusable).
+   */
+  purgeOAuth(cutoffs: {
+    readonly codesBefore: number;
+    readonly unusedClientsBefore: number;
+    readonly tokensBefore: number;
+  }): Promise<void>;
 }
 
 /** Everything storage/ implements: the intersection of the ports above. */

@@ -19,6 +19,18 @@ export interface TokenInfo {
   readonly label: string | null;
   readonly createdAt: number;
   readonly lastUsedAt: number | null;
+  /** When the token stops working (Unix ms); null: never (device-flow and operator tokens). */
+  readonly expiresAt: number | null;
+  /**
+   * The OAuth client the token was issued to (docs/api.md, "Remote MCP and OAuth"), with its registered name (null
+   * if the client is gone); null for device-flow and operator tokens.
+   */
+  readonly oauthClient: { readonly id: string; readonly name: string | null } | null;
+  /**
+   * Until when the client may exchange the refresh token issued with this token for a successor (Unix ms); null
+   * when there is none (not an OAuth token, or its refresh token was spent).
+   */
+  readonly renewableUntil: number | null;
 }
 
 /** A drop as the owner sees it (never includes HTML bodies). */
@@ -177,6 +189,31 @@ export interface OAuthCodeRecord {
   readonly expiresAt: number;
   readonly usedAt: number | null;
 }
+
+/** A token issued through OAuth, as stored: the access token's hash and expiry, and its refresh token's. */
+export interface NewOAuthToken {
+  /** The token id (tokenIdFromHash of `hash`). */
+  readonly id: string;
+  /** SHA-256 of the `hd_` access token. */
+  readonly hash: string;
+  readonly expiresAt: number;
+  /** SHA-256 of the refresh token. */
+  readonly refreshHash: string;
+  readonly refreshExpiresAt: number;
+}
+
+/**
+ * What exchanging a refresh token did: issued the successor (the presented token's row revoked), found it spent or
+ * revoked (and ended its grant: `reused`), found it expired, or found nothing of this client.
+ */
+export type TokenRefresh =
+  | { readonly kind: 'issued'; readonly accountId: string }
+  | { readonly kind: 'reused' }
+  | { readonly kind: 'expired' }
+  | { readonly kind: 'invalid' };
+
+/** What an RFC 7009 revocation found: a live token of the client (now revoked with its grant), none, or another's. */
+export type TokenRevocation = 'revoked' | 'unknown' | 'foreign';
 
 /** What exchanging a code did: issued a token, found the code already used (its token now revoked), or nothing. */
 export type CodeRedemption =

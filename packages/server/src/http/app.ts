@@ -158,6 +158,13 @@ async function installRequestHandling(app: TypedApp, services: Services): Promis
     if (routeConfig.auth !== 'owner') return;
     request.caller = await authenticate(store, clock, tokenUses, request.headers.authorization);
   });
+  // An answer sent before the request's body was read (a GET with a body, a 401 before reading, a 405) would leave
+  // Node reading the rest, however long, to reach the next request on the connection: the connection closes
+  // instead, so no body is read past its route's cap (docs/api.md 8).
+  app.addHook('onSend', (request, reply, payload, done) => {
+    if (!request.raw.complete) reply.header('connection', 'close');
+    done(null, payload);
+  });
   installWriteBudget(app, services.writeLimiter);
   installIdempotency(app, {
     store,

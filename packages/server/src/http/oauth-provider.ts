@@ -5,11 +5,7 @@
  * signed into the URL (`AuthorizationRequest`): nothing is stored until the human approves.
  */
 import type { OAuthRegisteredClientsStore } from '@modelcontextprotocol/sdk/server/auth/clients.js';
-import {
-  CustomOAuthError,
-  InvalidTargetError,
-  UnsupportedGrantTypeError,
-} from '@modelcontextprotocol/sdk/server/auth/errors.js';
+import { CustomOAuthError, InvalidTargetError } from '@modelcontextprotocol/sdk/server/auth/errors.js';
 import type { AuthorizationParams, OAuthServerProvider } from '@modelcontextprotocol/sdk/server/auth/provider.js';
 import type { OAuthClientInformationFull } from '@modelcontextprotocol/sdk/shared/auth.js';
 import type { Response } from 'express';
@@ -23,47 +19,24 @@ import {
   OAuthRefusal,
   registerClient,
 } from '../domain/oauth.js';
+import { refreshTokens, revokeClientToken } from '../domain/oauth-tokens.js';
 import type { OAuthClient } from '../domain/types.js';
 import type { Signer } from '../keys/signer.js';
-import { MCP_PATH } from './bearer-challenge.js';
+import {
+  AUTHORIZATION_PURPOSE,
+  type AuthorizationRequest,
+  OAUTH_APPROVAL_PATH,
+  resourceProblem,
+} from './oauth-request.js';
 
-/** An authorization request waiting for the human, as signed into the approval page's URL. */
-export interface AuthorizationRequest {
-  /** client_id */
-  readonly c: string;
-  /** The index of the redirect URI among the client's (domain/oauth.ts, `matchRedirectUri`). */
-  readonly i: number;
-  /** For a loopback redirect URI, the port the client listens on, when it is not the registered one. */
-  readonly p?: string;
-  /** PKCE S256 challenge. */
-  readonly ch: string;
-  /** The client's state, echoed on the redirect. */
-  readonly s?: string;
-  /** The resource indicator (RFC 8707) the client named: the MCP endpoint or the service. */
-  readonly r?: string;
+/**
+ * The SDK's view of one of our clients: its registered metadata, public (no secret), without the `scope` that clients
+ * registered before scopes were dropped may still carry (the service has none to check).
+ */
+function asSdkClient(client: OAuthClient): OAuthClientInformationFull {
+  const { scope: _unsupported, ...metadata } = client.metadata;
+  return metadata as unknown as OAuthClientInformationFull;
 }
-
-export const AUTHORIZATION_PURPOSE = 'oauth-request';
-/** The human's approval page (http/routes/oauth-approval.ts), under /verify so that its session cookie applies. */
-export const OAUTH_APPROVAL_PATH = '/verify/oauth';
-/** A PKCE S256 challenge: base64url of a SHA-256, 43 characters. */
-const S256_CHALLENGE = /^[A-Za-z0-9_-]{43}$/;
-/** `state`: up to 500 printable ASCII characters (RFC 6749 appendix A.5), so the request fits a cookie. */
-const STATE = /^[\x20-\x7e]{1,500}$/;
-/** The parameters of an authorization request that must each be given at most once. */
-const SINGLE = [
-  'client_id',
-  'redirect_uri',
-  'response_type',
-  'code_challenge',
-  'code_challenge_method',
-  'state',
-  'resource',
-  'scope',
-] as const;
-
-/** The SDK's view of one of our clients: its registered metadata, public (no secret). */
-const asSdkClient = (client: OAuthClient) => client.metadata as unknown as OAuthClientInformationFull;
 
 /** A domain refusal as the SDK's error, which its handlers turn into the RFC's answer. */
 function asOAuthError(error: unknown): unknown {
@@ -76,14 +49,6 @@ async function refusing<T>(work: () => Promise<T>): Promise<T> {
   } catch (error) {
     throw asOAuthError(error);
   }
-}
-
-/** Why `resource` (RFC 8707) is not one a client may name here: the MCP endpoint or the whole service. */
-function resourceProblem(baseUrl: string, resource: string): string | undefined {
-  const named = resource.replace(/\/$/, '');
-  return named === baseUrl || named === `${baseUrl}${MCP_PATH}`
-    ? undefined
-    : `resource must be ${baseUrl}${MCP_PATH} or ${baseUrl}`;
 }
 
 /** The resource as stored with a code (without a trailing slash); refused as invalid_target when not ours. */
@@ -108,7 +73,6 @@ function clientsStore(deps: OAuthDeps): OAuthRegisteredClientsStore {
           clientName: info.client_name,
           grantTypes: info.grant_types,
           responseTypes: info.response_types,
-          scope: info.scope,
           softwareId: info.software_id,
           softwareVersion: info.software_version,
         });
@@ -121,57 +85,6 @@ export interface OAuthProviderDeps {
   readonly oauth: OAuthDeps;
   readonly signer: Signer;
   readonly baseUrl: string;
-}
-
-/** A refusal of an authorization request, answered to the browser directly (never by a redirect). */
-export interface AuthorizationProblem {
-  readonly error: string;
-  readonly description: string;
-}
-
-const problem = (error: string, description: string): AuthorizationProblem => ({ error, description });
-
-/**
- * Everything the SDK's authorize handler checks, and what it leaves open, checked before it runs: its own failures
- * after the redirect URI is known would redirect the browser there, and since anyone may register a client, that
- * would make /oauth/authorize an open redirector (RFC 9700 section 4.11.2). So every refusal here is a 400 to the
- * browser. Undefined when the SDK may take the request.
- */
-export function authorizationProblem(
-  baseUrl: string,
-  query: Readonly<Record<string, unknown>>,
-  client: OAuthClient | undefined,
-): AuthorizationProblem | undefined {
-  for (const name of SINGLE) {
-    const value = query[name];
-    if (value !== undefined && typeof value !== 'string') return problem('invalid_request', `${name} is given twice`);
-  }
-  const field = (name: (typeof SINGLE)[number]) => query[name] as string | undefined;
-  if (client === undefined) return problem('invalid_client', 'Unknown client_id');
-  const redirectUri = field('redirect_uri');
-  if (
-    redirectUri === undefined ? client.redirectUris.length !== 1 : !matchRedirectUri(client.redirectUris, redirectUri)
-  ) {
-    return problem(
-      'invalid_request',
-      redirectUri === undefined ? 'redirect_uri is required' : 'Unregistered redirect_uri',
-    );
-  }
-  if (field('response_type') !== 'code') return problem('unsupported_response_type', 'response_type must be code');
-  if (field('code_challenge_method') !== 'S256')
-    return problem('invalid_request', 'code_challenge_method must be S256');
-  if (!S256_CHALLENGE.test(field('code_challenge') ?? '')) {
-    return problem('invalid_request', 'code_challenge must be an S256 challenge (43 base64url characters)');
-  }
-  const state = field('state');
-  if (state !== undefined && !STATE.test(state)) {
-    return problem('invalid_request', 'state must be 1 to 500 printable ASCII characters');
-  }
-  const resource = field('resource');
-  if (resource !== undefined && resourceProblem(baseUrl, resource) !== undefined) {
-    return problem('invalid_target', resourceProblem(baseUrl, resource) ?? '');
-  }
-  return undefined;
 }
 
 /** The signed request for the approval page; the request passed `authorizationProblem`. */
@@ -207,12 +120,15 @@ export function createOAuthProvider(deps: OAuthProviderDeps): OAuthServerProvide
       refusing(async () => {
         const owner = { id: client.client_id, name: client.client_name ?? '' };
         const sent = { redirectUri, resource: checkResource(deps.baseUrl, resource) };
-        const token = await exchangeCode(oauth, owner, code, sent);
-        return { access_token: token, token_type: 'Bearer' };
+        return exchangeCode(oauth, owner, code, sent);
       }),
-    async exchangeRefreshToken() {
-      throw new UnsupportedGrantTypeError('No refresh tokens: an hd_ token lasts until it is revoked.');
-    },
+    // Scopes are not a thing here (a token is its account's); a resource, when sent, must still be ours.
+    exchangeRefreshToken: (client, refreshToken, _scopes, resource) =>
+      refusing(async () => {
+        checkResource(deps.baseUrl, resource);
+        return refreshTokens(oauth, client.client_id, refreshToken);
+      }),
+    revokeToken: (client, request) => refusing(() => revokeClientToken(oauth, client.client_id, request.token)),
     async verifyAccessToken() {
       // The service checks bearer tokens itself (domain/accounts.ts); the SDK's bearer middleware is not used.
       throw new CustomOAuthError('invalid_token', 'not used');

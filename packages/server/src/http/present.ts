@@ -76,5 +76,13 @@ export function presentStats(stats: DropViewStats) {
 }
 
 export function presentToken(token: TokenInfo) {
-  return { id: token.id, label: token.label, created_at: token.createdAt, last_used_at: token.lastUsedAt };
+  return {
+    id: token.id,
+    label: token.label,
+    created_at: token.createdAt,
+    last_used_at: token.lastUsedAt,
+    expires_at: token.expiresAt,
+    oauth_client: token.oauthClient,
+    renewable_until: token.renewableUntil,
+  };
 }

@@ -222,6 +222,22 @@ function responseSchemas() {
       label: Type.Union([Type.String(), Type.Null()]),
       created_at: Type.Integer(),
       last_used_at: Type.Union([Type.Integer(), Type.Null()]),
+      expires_at: Type.Union([Millis('When the token stops working'), Type.Null()], {
+        description: 'null: never (device-flow and operator tokens)',
+      }),
+      oauth_client: Type.Union(
+        [
+          Type.Object({
+            id: Type.String({ description: 'client_id (hdc_...)' }),
+            name: Type.Union([Type.String(), Type.Null()], { description: "The client's registered name" }),
+          }),
+          Type.Null(),
+        ],
+        { description: 'The OAuth client the token was issued to; null for device-flow and operator tokens' },
+      ),
+      renewable_until: Type.Union([Millis('Until when its client may renew it with its refresh token'), Type.Null()], {
+        description: 'OAuth tokens; each renewal moves it 30 days on',
+      }),
     }),
   };
 }

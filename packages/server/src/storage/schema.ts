@@ -20,6 +20,15 @@ export interface TokensTable {
   created_at: number;
   last_used_at: number | null;
   revoked_at: number | null;
+  /** When the token stops working; null: never (migration 0012). */
+  expires_at: number | null;
+  /** The OAuth client it was issued to; null for device-flow and operator tokens. */
+  oauth_client_id: string | null;
+  /** SHA-256 of the refresh token issued with it (OAuth only); spent when the row is revoked. */
+  refresh_hash: string | null;
+  refresh_expires_at: number | null;
+  /** The OAuth grant: the id of the grant's first token, shared by its successors. */
+  family_id: string | null;
 }
 
 export interface DropsTable {

@@ -31,7 +31,7 @@ for (const dialect of DIALECTS) {
         'u_ann0000000000000',
         T0,
       );
-      raw = await openAtMigration(database, '0011-comment-clock');
+      raw = await openAtMigration(database, '0012-oauth-token-lifetimes');
     });
     afterAll(async () => {
       await raw.destroy();
@@ -366,6 +366,9 @@ for (const dialect of DIALECTS) {
         id: `oa${dialect}${i}`.padEnd(12, '0').slice(0, 12),
         hash: `oah-${dialect}-${i}`,
         label: 'Agent',
+        expiresAt: T0 + 3_600_000,
+        refreshHash: `oar-${dialect}-${i}`,
+        refreshExpiresAt: T0 + 86_400_000,
       });
       const redeemed = await Promise.all(
         Array.from({ length: 8 }, (_, i) => store.redeemOAuthCode(`oc-${dialect}`, clientId, token(i), T0 + 1)),
@@ -384,10 +387,86 @@ for (const dialect of DIALECTS) {
       expect(await store.redeemOAuthCode(`oc2-${dialect}`, clientId, token(10), T0 + 60_000)).toEqual({
         kind: 'invalid',
       });
-      await store.purgeOAuth({ codesBefore: T0 + 60_001, unusedClientsBefore: T0 + 1 });
+      await store.purgeOAuth({ codesBefore: T0 + 60_001, unusedClientsBefore: T0 + 1, tokensBefore: T0 });
       expect(await store.findOAuthCode(`oc2-${dialect}`)).toBeUndefined();
       // Used (a code was issued for it): kept.
       expect(await store.findOAuthClient(clientId)).toBeDefined();
+    });
+
+    it('rotates a refresh token once among concurrent exchanges; the losers end the grant; revocation; purge', async () => {
+      const clientId = `hdc_rot_${dialect}`;
+      await store.registerOAuthClient({ id: clientId, name: 'Rot', redirectUris: [], metadata: {}, createdAt: T0 });
+      const pair = (name: string, at: number) => ({
+        id: `${name}${dialect}`.padEnd(12, '0').slice(0, 12),
+        hash: `ah-${name}-${dialect}`,
+        expiresAt: at + 3_600_000,
+        refreshHash: `rh-${name}-${dialect}`,
+        refreshExpiresAt: at + 86_400_000,
+      });
+      const code = { clientId, accountId: account.id, codeChallenge: 'c', redirectUri: 'x', resource: null };
+      const grant = async (name: string) => {
+        await store.createOAuthCode({ hash: `c-${name}-${dialect}`, ...code, now: T0, expiresAt: T0 + 60_000 });
+        const issued = await store.redeemOAuthCode(
+          `c-${name}-${dialect}`,
+          clientId,
+          { ...pair(name, T0), label: 'Rot' },
+          T0,
+        );
+        expect(issued.kind).toBe('issued');
+      };
+      await grant('ra');
+      expect((await store.findActiveToken(`ah-ra-${dialect}`))?.token).toMatchObject({
+        expiresAt: T0 + 3_600_000,
+        oauthClient: { id: clientId, name: 'Rot' },
+        renewableUntil: T0 + 86_400_000,
+      });
+
+      // One of eight concurrent exchanges of one refresh token wins; the others are reuses, which end the grant.
+      const outcomes = await Promise.all(
+        Array.from({ length: 8 }, (_, i) =>
+          store.refreshOAuthToken(`rh-ra-${dialect}`, clientId, pair(`rb${i}`, T0 + 1), T0 + 1),
+        ),
+      );
+      expect(outcomes.filter((o) => o.kind === 'issued')).toHaveLength(1);
+      expect(outcomes.filter((o) => o.kind === 'reused')).toHaveLength(7);
+      const live = await Promise.all(
+        Array.from({ length: 8 }, (_, i) => store.findActiveToken(`ah-rb${i}-${dialect}`)),
+      );
+      expect(live.filter((t) => t !== undefined)).toHaveLength(0);
+      expect(await store.findActiveToken(`ah-ra-${dialect}`)).toBeUndefined();
+
+      // A clean rotation: the old row is spent, the successor keeps the label and the grant.
+      await grant('rc');
+      expect(await store.refreshOAuthToken(`rh-rc-${dialect}`, clientId, pair('rd', T0 + 2), T0 + 2)).toEqual({
+        kind: 'issued',
+        accountId: account.id,
+      });
+      expect(await store.findActiveToken(`ah-rc-${dialect}`)).toBeUndefined();
+      expect((await store.findActiveToken(`ah-rd-${dialect}`))?.token.label).toBe('Rot');
+      expect(await store.refreshOAuthToken('rh-unknown', clientId, pair('re', T0), T0)).toEqual({ kind: 'invalid' });
+      expect(await store.refreshOAuthToken(`rh-rd-${dialect}`, 'hdc_other', pair('re', T0), T0)).toEqual({
+        kind: 'invalid',
+      });
+      expect(await store.refreshOAuthToken(`rh-rd-${dialect}`, clientId, pair('re', T0), T0 + 86_400_002)).toEqual({
+        kind: 'expired',
+      });
+
+      // RFC 7009: by the refresh token's hash; another client's is refused; then unknown.
+      expect(await store.revokeOAuthToken(`rh-rd-${dialect}`, 'hdc_other', T0 + 3)).toBe('foreign');
+      expect(await store.revokeOAuthToken(`rh-rd-${dialect}`, clientId, T0 + 3)).toBe('revoked');
+      expect(await store.findActiveToken(`ah-rd-${dialect}`)).toBeUndefined();
+      expect(await store.revokeOAuthToken(`ah-rd-${dialect}`, clientId, T0 + 3)).toBe('unknown');
+
+      // A new grant of the same client and account revokes the one before.
+      await grant('rf');
+      await grant('rg');
+      expect(await store.findActiveToken(`ah-rf-${dialect}`)).toBeUndefined();
+      expect(await store.findActiveToken(`ah-rg-${dialect}`)).toBeDefined();
+
+      // Rows whose refresh token expired before the cutoff are deleted, with their spent hashes.
+      await store.purgeOAuth({ codesBefore: T0, unusedClientsBefore: T0, tokensBefore: T0 + 86_400_000 + 3 });
+      const rows = await raw.selectFrom('tokens').select('id').where('oauth_client_id', '=', clientId).execute();
+      expect(rows).toEqual([]);
     });
 
     it('records token use without moving it backwards, and adds views', async () => {

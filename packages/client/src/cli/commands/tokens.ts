@@ -9,18 +9,24 @@ import { table, when } from '../format.js';
 export const tokens: Command = {
   usage: 'tokens',
   summary: 'List your active tokens',
-  help: 'Lists the active tokens of your account; * marks the one in use.',
+  help:
+    'Lists the active tokens of your account; * marks the one in use. EXPIRES is "never" for tokens from ' +
+    'htmldrop login or the operator; a token of an OAuth (MCP) client expires within the hour and its client ' +
+    'renews it (RENEWS UNTIL); CLIENT names that client.',
   options: {},
   async run(ctx) {
     const { client } = await ctx.authenticated();
     const items: TokenListItem[] = await client.listTokens();
     ctx.out.result(items, () =>
       table([
-        ['ID', 'CREATED', 'LAST USED', 'LABEL'],
+        ['ID', 'CREATED', 'LAST USED', 'EXPIRES', 'RENEWS UNTIL', 'CLIENT', 'LABEL'],
         ...items.map((t) => [
           `${t.id}${t.current ? ' *' : ''}`,
           when(t.created_at),
           when(t.last_used_at),
+          when(t.expires_at),
+          t.renewable_until === null ? '-' : when(t.renewable_until),
+          t.oauth_client?.id ?? '-',
           t.label ?? '-',
         ]),
       ]),

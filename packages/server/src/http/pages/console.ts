@@ -134,18 +134,48 @@ export interface TokensPage {
   readonly who: Who;
   readonly nonce: string;
   readonly tokens: readonly TokenInfo[];
+  /** The time the page is for (Unix ms): whether an OAuth token's hour is over. */
+  readonly now: number;
   readonly done?: string;
   readonly error?: string;
+}
+
+/** A token's label cell: its label and id, and for an OAuth token the client it went to. */
+function tokenLabelCell(token: TokenInfo): string {
+  const label = token.label === null ? '<span class="muted">no label</span>' : escapeHtml(token.label);
+  const oauth = token.oauthClient;
+  // The label is the client's name when the token was issued; the name is shown again only if it differs.
+  const name =
+    oauth?.name === null || oauth?.name === undefined || oauth.name === token.label ? '' : ` ${escapeHtml(oauth.name)}`;
+  const client =
+    oauth === null
+      ? ''
+      : `<div class="muted">MCP client (OAuth)${name}: <span class="mono">${escapeHtml(oauth.id)}</span></div>`;
+  return `<td class="title-cell"><strong>${label}</strong>
+<div class="muted mono">${escapeHtml(token.id)}</div>${client}</td>`;
+}
+
+/** When a token stops working: never, at a time, or (OAuth) every hour, renewed by its client until a time. */
+function tokenExpiryCell(token: TokenInfo, now: number): string {
+  const expires =
+    token.expiresAt === null
+      ? '<span class="muted">never</span>'
+      : token.expiresAt <= now
+        ? `<span class="muted">expired</span> ${timeTag(token.expiresAt)}`
+        : timeTag(token.expiresAt);
+  const renewal =
+    token.renewableUntil === null
+      ? ''
+      : `<div class="muted">its client renews it until ${timeTag(token.renewableUntil)}</div>`;
+  return `<td data-label="Expires">${expires}${renewal}</td>`;
 }
 
 /** `/console/tokens`: the account's tokens, each revocable. */
 export function tokensPage(page: TokensPage): string {
   const rows = page.tokens
     .map(
-      (
-        token,
-      ) => `<tr data-token="${escapeHtml(token.id)}"><td class="title-cell"><strong>${token.label === null ? '<span class="muted">no label</span>' : escapeHtml(token.label)}</strong>
-<div class="muted mono">${escapeHtml(token.id)}</div></td><td data-label="Created">${timeTag(token.createdAt)}</td><td data-label="Last used">${timeTag(token.lastUsedAt)}</td>
+      (token) => `<tr data-token="${escapeHtml(token.id)}">${tokenLabelCell(token)}
+<td data-label="Created">${timeTag(token.createdAt)}</td><td data-label="Last used">${timeTag(token.lastUsedAt)}</td>${tokenExpiryCell(token, page.now)}
 <td data-label="Action"><form method="post" action="/console/tokens/${encodeURIComponent(token.id)}/revoke" data-confirm="Revoke this token? Whatever uses it stops working at once.">${csrfField(page.who.csrf)}
 <button class="danger" type="submit" aria-label="Revoke ${escapeHtml(token.label ?? token.id)}">Revoke</button></form></td></tr>`,
     )
@@ -153,7 +183,7 @@ export function tokensPage(page: TokensPage): string {
   const table =
     page.tokens.length === 0
       ? '<p class="empty" id="no-tokens">No active tokens. Agents get one when you approve them on <a href="/verify">/verify</a>.</p>'
-      : `<table class="cards" id="token-list"><thead><tr><th scope="col">Label</th><th scope="col">Created</th><th scope="col">Last used</th><th scope="col">Action</th></tr></thead><tbody>${rows}</tbody></table>`;
+      : `<table class="cards" id="token-list"><thead><tr><th scope="col">Label</th><th scope="col">Created</th><th scope="col">Last used</th><th scope="col">Expires</th><th scope="col">Action</th></tr></thead><tbody>${rows}</tbody></table>`;
   return consoleShell({
     title: 'Tokens',
     nonce: page.nonce,
@@ -161,7 +191,9 @@ export function tokensPage(page: TokensPage): string {
     current: 'tokens',
     body: `<h1>Tokens</h1>${page.done === undefined ? '' : notice('ok', page.done)}${page.error === undefined ? '' : notice('err', page.error)}
 <p class="muted">Tokens are what your agents, the CLI and the MCP server use to publish for you. Revoking one stops it at
-once. This browser is not using a token: it holds a signed session cookie that lasts 7 days or until you sign out, is not
-listed here, and cannot call the API.</p><section>${table}</section>`,
+once. Tokens from <code>htmldrop login</code> never expire. An MCP client that signed in with OAuth holds a token for an
+hour and renews it itself, for up to 30 days after its last renewal; signing it in again replaces its earlier token. This
+browser is not using a token: it holds a signed session cookie that lasts 7 days or until you sign out, is not listed
+here, and cannot call the API.</p><section>${table}</section>`,
   });
 }

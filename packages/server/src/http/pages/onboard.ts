@@ -35,7 +35,8 @@ and later \`htmldrop login --poll-token <token>\`. Output is JSON when stdout is
 
 MCP clients: connect to the remote MCP endpoint **${b}/mcp** (Streamable HTTP; tools publish with upsert by tags,
 update, list, get, delete, diff, restore, get_feedback, resolve_comment, get_stats). A client that speaks OAuth
-signs its human in on first use (it opens a browser page to approve it); any other sends
+signs its human in on first use (it opens a browser page to approve it; its token lasts an hour and the client
+renews it by itself); any other sends
 \`Authorization: Bearer hd_...\` (a token from the CLI or step 1). One line per client:
 
     claude mcp add --transport http htmldrop ${b}/mcp                # Claude Code
@@ -58,7 +59,7 @@ Everything below is the same protocol with curl.`;
 /** Step 1: the device flow and where tokens are kept. */
 function tokenSection(b: string): string {
   return `## 1. Get a token (once per machine)
-Every owner call sends \`Authorization: Bearer <token>\`; tokens look like \`hd_...\` and never expire (revoke them).
+Every owner call sends \`Authorization: Bearer <token>\`; tokens look like \`hd_...\`; this one never expires (revoke it).
 If you already have one (see "Where tokens live" below), skip to step 2. Otherwise run the device flow; a human
 approves once in a browser:
 

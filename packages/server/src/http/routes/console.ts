@@ -84,7 +84,8 @@ function registerTokenPages(app: TypedApp, kit: ConsoleKit, deps: ConsoleRouteDe
     hide,
     kit.page(async (v, request, reply) => {
       const tokens = await listTokens(deps.accounts, v.session.accountId);
-      return kit.show(reply, v, tokensPage({ who: v.who, nonce: v.nonce, tokens, ...doneOf(request) }));
+      const now = deps.accounts.clock.now();
+      return kit.show(reply, v, tokensPage({ who: v.who, nonce: v.nonce, tokens, now, ...doneOf(request) }));
     }),
   );
   app.post(
@@ -98,7 +99,7 @@ function registerTokenPages(app: TypedApp, kit: ConsoleKit, deps: ConsoleRouteDe
       },
       async refused(v, _request, message) {
         const tokens = await listTokens(deps.accounts, v.session.accountId);
-        return tokensPage({ who: v.who, nonce: v.nonce, tokens, error: message });
+        return tokensPage({ who: v.who, nonce: v.nonce, tokens, now: deps.accounts.clock.now(), error: message });
       },
     }),
   );

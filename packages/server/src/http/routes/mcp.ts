@@ -11,43 +11,12 @@
  *   base URL round trip): the same validation, limits, idempotency and answers as for any client.
  * - MCP_CORS is open (`*`): the endpoint takes no cookies, only the bearer token, so browser-based clients may call it.
  */
-import { HtmlDropClient } from '@htmldrop/client';
-import { createHostedToolContext, createMcpServer, createUpsertLock } from '@htmldrop/mcp/tools';
-import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
-import type { FastifyReply, FastifyRequest, InjectOptions } from 'fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Config } from '../../config.js';
 import { MCP_CORS, MCP_PATH } from '../bearer-challenge.js';
-import { callerOf } from '../caller.js';
+import { loadOnce } from '../load-once.js';
+import type { Injector } from '../mcp-exchange.js';
 import type { TypedApp } from '../typed-app.js';
-
-/** Runs a request through this app in process (Fastify's `inject`). */
-export type Injector = (options: InjectOptions) => Promise<{
-  readonly statusCode: number;
-  readonly headers: Record<string, string | string[] | number | undefined>;
-  readonly rawPayload: Buffer;
-}>;
-
-/** A fetch that answers from the app in process, for the tools' HtmlDropClient; the caller's address is kept. */
-function injectFetch(inject: Injector, remoteAddress: string): typeof fetch {
-  return async (input, init) => {
-    const url = new URL(input instanceof Request ? input.url : String(input));
-    const headers = Object.fromEntries(new Headers(init?.headers).entries());
-    const answer = await inject({
-      method: (init?.method ?? 'GET') as InjectOptions['method'],
-      url: `${url.pathname}${url.search}`,
-      headers,
-      ...(typeof init?.body === 'string' ? { payload: init.body } : {}),
-      remoteAddress,
-    });
-    const responseHeaders = new Headers();
-    for (const [name, value] of Object.entries(answer.headers)) {
-      if (value === undefined) continue;
-      for (const one of [value].flat()) responseHeaders.append(name, String(one));
-    }
-    const empty = answer.statusCode === 204 || answer.statusCode === 304;
-    return new Response(empty ? null : answer.rawPayload, { status: answer.statusCode, headers: responseHeaders });
-  };
-}
 
 /**
  * JSON-RPC messages per POST: a batch (protocol versions before 2025-06-18) becomes that many concurrent API calls
@@ -61,8 +30,11 @@ export interface McpRouteDeps {
 }
 
 export async function mcpRoutes(app: TypedApp, { config, inject }: McpRouteDeps): Promise<void> {
-  const upsertLock = createUpsertLock();
   const hide = { hide: true };
+  // The MCP SDK and the tools load on the first POST, not at start-up (mcp-exchange.ts).
+  const exchange = loadOnce(async () =>
+    (await import('../mcp-exchange.js')).createMcpExchange({ baseUrl: config.baseUrl, inject }),
+  );
 
   /** POST /mcp: one JSON-RPC message (or batch), answered as the transport chooses (JSON or an SSE stream). */
   async function post(request: FastifyRequest, reply: FastifyReply) {
@@ -73,31 +45,7 @@ export async function mcpRoutes(app: TypedApp, { config, inject }: McpRouteDeps)
         .headers(MCP_CORS)
         .send({ jsonrpc: '2.0', error: { code: -32600, message }, id: null });
     }
-    const token = (request.headers.authorization ?? '').replace(/^Bearer\s+/i, '').trim();
-    const client = new HtmlDropClient({
-      server: config.baseUrl,
-      token,
-      fetch: injectFetch(inject, request.ip),
-      maxRetries: 0,
-    });
-    const caller = callerOf(request).account.id;
-    const mcp = createMcpServer(createHostedToolContext({ client, upsertLock, caller }));
-    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined });
-    reply.hijack();
-    for (const [name, value] of Object.entries(MCP_CORS)) reply.raw.setHeader(name, value);
-    reply.raw.setHeader('x-request-id', request.id);
-    reply.raw.on('close', () => {
-      transport.close().catch(() => undefined);
-      mcp.close().catch(() => undefined);
-    });
-    try {
-      await mcp.connect(transport);
-      await transport.handleRequest(request.raw, reply.raw, request.body);
-    } catch (error) {
-      request.log.error({ err: error }, 'mcp request failed');
-      if (!reply.raw.headersSent) reply.raw.writeHead(500, { 'content-type': 'application/json' });
-      reply.raw.end(JSON.stringify({ jsonrpc: '2.0', error: { code: -32603, message: 'Internal error' }, id: null }));
-    }
+    return (await exchange())(request, reply);
   }
 
   async function noSessions(_request: FastifyRequest, reply: FastifyReply) {

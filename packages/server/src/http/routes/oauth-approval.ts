@@ -2,7 +2,7 @@
  * /verify/oauth: where the human signs in through the identity provider and approves or denies an MCP client's
  * OAuth request (docs/api.md, "Remote MCP and OAuth"), built like /verify: the same Strict session cookie and
  * sign-in (sign-in.ts), approval only by POST with the session's CSRF token and an exact Origin, unframeable pages.
- * The request arrives signed by /oauth/authorize (oauth-provider.ts), so nothing is stored before the human decides;
+ * The request arrives signed by /oauth/authorize (oauth-request.ts), so nothing is stored before the human decides;
  * approving issues a one-time code and sends the browser back to the client's exact redirect URI, with the RFC 9207
  * `iss`; denying sends `error=access_denied`.
  */
@@ -14,7 +14,7 @@ import type { OAuthClient } from '../../domain/types.js';
 import type { IdentityProvider } from '../../identity/index.js';
 import type { Signer } from '../../keys/signer.js';
 import { acceptFormPosts, formField } from '../forms.js';
-import { AUTHORIZATION_PURPOSE, type AuthorizationRequest, OAUTH_APPROVAL_PATH } from '../oauth-provider.js';
+import { AUTHORIZATION_PURPOSE, type AuthorizationRequest, OAUTH_APPROVAL_PATH } from '../oauth-request.js';
 import { refusePage, servicePage, showPage } from '../page-reply.js';
 import { type ClientSummary, oauthConfirmPage, oauthOutcomePage, oauthSignInPage } from '../pages/oauth.js';
 import type { TypedApp } from '../typed-app.js';

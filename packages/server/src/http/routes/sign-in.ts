@@ -12,7 +12,7 @@ import { formatUserCode } from '../../domain/device-flow.js';
 import type { Account } from '../../domain/types.js';
 import type { IdentityProvider } from '../../identity/index.js';
 import { SignInError } from '../../identity/provider.js';
-import { OAUTH_APPROVAL_PATH } from '../oauth-provider.js';
+import { OAUTH_APPROVAL_PATH } from '../oauth-request.js';
 import { type PageOptions, refusePage, servicePage, showPage } from '../page-reply.js';
 import { continuePage, localSignInPage, outcomePage } from '../pages/verify.js';
 import type { TypedApp } from '../typed-app.js';

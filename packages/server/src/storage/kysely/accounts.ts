@@ -4,7 +4,7 @@ import type { Store } from '../../domain/store.js';
 import type { Identity } from '../../domain/types.js';
 import type { AccountsTable, Database } from '../schema.js';
 import { prepared, slot } from './prepared.js';
-import { toAccount, toToken } from './shared.js';
+import { TOKEN_COLUMNS, type TokenRow, toAccount, toToken } from './shared.js';
 
 export type AccountStore = Pick<
   Store,
@@ -91,7 +91,16 @@ function createToken(db: Kysely<Database>): Store['createToken'] {
         revoked_at: null,
       })
       .execute();
-    return { id: token.id, accountId: token.accountId, label: token.label, createdAt: token.now, lastUsedAt: null };
+    return {
+      id: token.id,
+      accountId: token.accountId,
+      label: token.label,
+      createdAt: token.now,
+      lastUsedAt: null,
+      expiresAt: null,
+      oauthClient: null,
+      renewableUntil: null,
+    };
   };
 }
 
@@ -100,11 +109,16 @@ const selectActiveToken = prepared<{ hash: string }>((db) =>
   db
     .selectFrom('tokens')
     .innerJoin('accounts', 'accounts.id', 'tokens.account_id')
+    .leftJoin('oauth_clients', 'oauth_clients.id', 'tokens.oauth_client_id')
     .select([
       'tokens.id as token_id',
       'tokens.label',
       'tokens.created_at as token_created_at',
       'tokens.last_used_at',
+      'tokens.expires_at',
+      'tokens.oauth_client_id',
+      'tokens.refresh_expires_at',
+      'oauth_clients.name as client_name',
       'accounts.id',
       'accounts.provider',
       'accounts.subject',
@@ -116,12 +130,11 @@ const selectActiveToken = prepared<{ hash: string }>((db) =>
     .where('tokens.revoked_at', 'is', null),
 );
 
-type ActiveTokenRow = Selectable<AccountsTable> & {
-  token_id: string;
-  label: string | null;
-  token_created_at: number;
-  last_used_at: number | null;
-};
+type ActiveTokenRow = Selectable<AccountsTable> &
+  Omit<TokenRow, 'id' | 'account_id' | 'created_at' | 'revoked_at'> & {
+    token_id: string;
+    token_created_at: number;
+  };
 
 function findActiveToken(db: Kysely<Database>): Store['findActiveToken'] {
   return async (hash) => {
@@ -130,11 +143,11 @@ function findActiveToken(db: Kysely<Database>): Store['findActiveToken'] {
     return {
       account: toAccount(row),
       token: toToken({
+        ...row,
         id: row.token_id,
         account_id: row.id,
-        label: row.label,
         created_at: row.token_created_at,
-        last_used_at: row.last_used_at,
+        revoked_at: null,
       }),
     };
   };
@@ -144,11 +157,12 @@ function listActiveTokens(db: Kysely<Database>): Store['listActiveTokens'] {
   return async (accountId) => {
     const rows = await db
       .selectFrom('tokens')
-      .select(['id', 'account_id', 'label', 'created_at', 'last_used_at'])
-      .where('account_id', '=', accountId)
-      .where('revoked_at', 'is', null)
-      .orderBy('created_at')
-      .orderBy('id')
+      .leftJoin('oauth_clients', 'oauth_clients.id', 'tokens.oauth_client_id')
+      .select([...TOKEN_COLUMNS, 'oauth_clients.name as client_name'])
+      .where('tokens.account_id', '=', accountId)
+      .where('tokens.revoked_at', 'is', null)
+      .orderBy('tokens.created_at')
+      .orderBy('tokens.id')
       .execute();
     return rows.map(toToken);
   };
@@ -156,7 +170,17 @@ function listActiveTokens(db: Kysely<Database>): Store['listActiveTokens'] {
 
 function revokeToken(db: Kysely<Database>): Store['revokeToken'] {
   return async (id, accountId, now) => {
-    let query = db.updateTable('tokens').set({ revoked_at: now }).where('id', '=', id).where('revoked_at', 'is', null);
+    // The token, and every live token of its OAuth grant (an id a refresh has replaced still names the grant).
+    let query = db
+      .updateTable('tokens')
+      .set({ revoked_at: now })
+      .where('revoked_at', 'is', null)
+      .where((eb) =>
+        eb.or([
+          eb('id', '=', id),
+          eb('family_id', 'in', eb.selectFrom('tokens as named').select('named.family_id').where('named.id', '=', id)),
+        ]),
+      );
     if (accountId !== undefined) query = query.where('account_id', '=', accountId);
     const result = await query.executeTakeFirst();
     return result.numUpdatedRows > 0n;

@@ -2,15 +2,22 @@
  * OAuth clients and authorization codes over Kysely (docs/api.md, "Remote MCP and OAuth"). Each method's atomicity
  * is stated on it in domain/store.ts.
  */
-import type { Kysely, Selectable } from 'kysely';
+import type { Kysely, Selectable, Transaction } from 'kysely';
 import type { Store } from '../../domain/store.js';
-import type { CodeRedemption, OAuthClient } from '../../domain/types.js';
+import type { CodeRedemption, NewOAuthToken, OAuthClient, TokenRefresh } from '../../domain/types.js';
 import type { Database, OAuthClientsTable } from '../schema.js';
 import { inTransaction } from './shared.js';
 
 export type OAuthStore = Pick<
   Store,
-  'registerOAuthClient' | 'findOAuthClient' | 'createOAuthCode' | 'findOAuthCode' | 'redeemOAuthCode' | 'purgeOAuth'
+  | 'registerOAuthClient'
+  | 'findOAuthClient'
+  | 'createOAuthCode'
+  | 'findOAuthCode'
+  | 'redeemOAuthCode'
+  | 'refreshOAuthToken'
+  | 'revokeOAuthToken'
+  | 'purgeOAuth'
 >;
 
 const toClient = (row: Selectable<OAuthClientsTable>): OAuthClient => ({
@@ -55,8 +62,16 @@ export function oauthStore(db: Kysely<Database>): OAuthStore {
       };
     },
     redeemOAuthCode: redeemOAuthCode(db),
-    async purgeOAuth({ codesBefore, unusedClientsBefore }) {
+    refreshOAuthToken: refreshOAuthToken(db),
+    revokeOAuthToken: revokeOAuthToken(db),
+    async purgeOAuth({ codesBefore, unusedClientsBefore, tokensBefore }) {
       await db.deleteFrom('oauth_codes').where('expires_at', '<', codesBefore).execute();
+      // Rows whose refresh token expired can neither be used nor renewed; a reuse of one is then just unknown.
+      await db
+        .deleteFrom('tokens')
+        .where('oauth_client_id', 'is not', null)
+        .where('refresh_expires_at', '<', tokensBefore)
+        .execute();
       await db
         .deleteFrom('oauth_clients')
         .where('last_used_at', 'is', null)
@@ -88,6 +103,52 @@ function createOAuthCode(db: Kysely<Database>): Store['createOAuthCode'] {
     });
 }
 
+/** Stores a token issued through OAuth: the access token, its refresh token, its client and its grant. */
+async function insertOAuthToken(
+  trx: Transaction<Database>,
+  token: NewOAuthToken,
+  owner: { accountId: string; clientId: string; label: string | null; familyId: string; now: number },
+): Promise<void> {
+  await trx
+    .insertInto('tokens')
+    .values({
+      id: token.id,
+      hash: token.hash,
+      account_id: owner.accountId,
+      label: owner.label,
+      created_at: owner.now,
+      last_used_at: null,
+      revoked_at: null,
+      expires_at: token.expiresAt,
+      oauth_client_id: owner.clientId,
+      refresh_hash: token.refreshHash,
+      refresh_expires_at: token.refreshExpiresAt,
+      family_id: owner.familyId,
+    })
+    .execute();
+}
+
+/** Revokes the live tokens a client holds for an account: one token per client and account. */
+async function revokeClientTokens(trx: Transaction<Database>, accountId: string, clientId: string, now: number) {
+  await trx
+    .updateTable('tokens')
+    .set({ revoked_at: now })
+    .where('account_id', '=', accountId)
+    .where('oauth_client_id', '=', clientId)
+    .where('revoked_at', 'is', null)
+    .execute();
+}
+
+/** Revokes every live token of a grant (`family`), or the one token of that id from before grants existed. */
+async function revokeGrant(trx: Transaction<Database>, family: string, now: number) {
+  await trx
+    .updateTable('tokens')
+    .set({ revoked_at: now })
+    .where((eb) => eb.or([eb('family_id', '=', family), eb('id', '=', family)]))
+    .where('revoked_at', 'is', null)
+    .execute();
+}
+
 function redeemOAuthCode(db: Kysely<Database>): Store['redeemOAuthCode'] {
   return (hash, clientId, token, now) =>
     inTransaction<CodeRedemption, never>(db, async (trx) => {
@@ -101,18 +162,9 @@ function redeemOAuthCode(db: Kysely<Database>): Store['redeemOAuthCode'] {
         .returning('account_id')
         .executeTakeFirst();
       if (won !== undefined) {
-        await trx
-          .insertInto('tokens')
-          .values({
-            id: token.id,
-            hash: token.hash,
-            account_id: won.account_id,
-            label: token.label,
-            created_at: now,
-            last_used_at: null,
-            revoked_at: null,
-          })
-          .execute();
+        await revokeClientTokens(trx, won.account_id, clientId, now);
+        const owner = { accountId: won.account_id, clientId, label: token.label, familyId: token.id, now };
+        await insertOAuthToken(trx, token, owner);
         return { kind: 'issued', accountId: won.account_id };
       }
       const used = await trx
@@ -123,14 +175,57 @@ function redeemOAuthCode(db: Kysely<Database>): Store['redeemOAuthCode'] {
         .where('used_at', 'is not', null)
         .executeTakeFirst();
       if (used === undefined) return { kind: 'invalid' };
-      if (used.token_id !== null) {
-        await trx
-          .updateTable('tokens')
-          .set({ revoked_at: now })
-          .where('id', '=', used.token_id)
-          .where('revoked_at', 'is', null)
-          .execute();
-      }
+      if (used.token_id !== null) await revokeGrant(trx, used.token_id, now);
       return { kind: 'replayed' };
+    });
+}
+
+function refreshOAuthToken(db: Kysely<Database>): Store['refreshOAuthToken'] {
+  return (refreshHash, clientId, token, now) =>
+    inTransaction<TokenRefresh, never>(db, async (trx) => {
+      const row = await trx
+        .selectFrom('tokens')
+        .select(['id', 'account_id', 'label', 'revoked_at', 'refresh_expires_at', 'family_id'])
+        .where('refresh_hash', '=', refreshHash)
+        .where('oauth_client_id', '=', clientId)
+        .executeTakeFirst();
+      if (row === undefined) return { kind: 'invalid' };
+      const family = row.family_id ?? row.id;
+      if (row.revoked_at !== null) {
+        await revokeGrant(trx, family, now);
+        return { kind: 'reused' };
+      }
+      if (row.refresh_expires_at === null || Number(row.refresh_expires_at) <= now) return { kind: 'expired' };
+      const spent = await trx
+        .updateTable('tokens')
+        .set({ revoked_at: now })
+        .where('id', '=', row.id)
+        .where('revoked_at', 'is', null)
+        .executeTakeFirst();
+      if (spent.numUpdatedRows === 0n) {
+        // A concurrent exchange spent it first: a second use of one refresh token, as any reuse.
+        await revokeGrant(trx, family, now);
+        return { kind: 'reused' };
+      }
+      await revokeClientTokens(trx, row.account_id, clientId, now);
+      const owner = { accountId: row.account_id, clientId, label: row.label, familyId: family, now };
+      await insertOAuthToken(trx, token, owner);
+      return { kind: 'issued', accountId: row.account_id };
+    });
+}
+
+function revokeOAuthToken(db: Kysely<Database>): Store['revokeOAuthToken'] {
+  return (hash, clientId, now) =>
+    inTransaction(db, async (trx) => {
+      const row = await trx
+        .selectFrom('tokens')
+        .select(['id', 'oauth_client_id', 'family_id'])
+        .where((eb) => eb.or([eb('hash', '=', hash), eb('refresh_hash', '=', hash)]))
+        .where('revoked_at', 'is', null)
+        .executeTakeFirst();
+      if (row === undefined) return 'unknown';
+      if (row.oauth_client_id !== clientId) return 'foreign';
+      await revokeGrant(trx, row.family_id ?? row.id, now);
+      return 'revoked';
     });
 }

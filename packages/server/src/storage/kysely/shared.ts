@@ -90,15 +90,46 @@ export function toAccount(row: Selectable<AccountsTable>): Account {
   };
 }
 
-export function toToken(
-  row: Pick<Selectable<TokensTable>, 'id' | 'account_id' | 'label' | 'created_at' | 'last_used_at'>,
-): TokenInfo {
+/** The columns of a token row that `toToken` reads, and the name of its OAuth client (a left join). */
+export type TokenRow = Pick<
+  Selectable<TokensTable>,
+  | 'id'
+  | 'account_id'
+  | 'label'
+  | 'created_at'
+  | 'last_used_at'
+  | 'expires_at'
+  | 'oauth_client_id'
+  | 'refresh_expires_at'
+  | 'revoked_at'
+> & { readonly client_name: string | null };
+
+/** The token columns a `TokenRow` comes from (the client's name is `oauth_clients.name as client_name`). */
+export const TOKEN_COLUMNS = [
+  'tokens.id',
+  'tokens.account_id',
+  'tokens.label',
+  'tokens.created_at',
+  'tokens.last_used_at',
+  'tokens.expires_at',
+  'tokens.oauth_client_id',
+  'tokens.refresh_expires_at',
+  'tokens.revoked_at',
+] as const;
+
+const millisOrNull = (value: number | null) => (value === null ? null : Number(value));
+
+export function toToken(row: TokenRow): TokenInfo {
   return {
     id: row.id,
     accountId: row.account_id,
     label: row.label,
     createdAt: Number(row.created_at),
-    lastUsedAt: row.last_used_at === null ? null : Number(row.last_used_at),
+    lastUsedAt: millisOrNull(row.last_used_at),
+    expiresAt: millisOrNull(row.expires_at),
+    oauthClient: row.oauth_client_id === null ? null : { id: row.oauth_client_id, name: row.client_name },
+    // A revoked row's refresh token is spent: nothing renews it.
+    renewableUntil: row.revoked_at === null ? millisOrNull(row.refresh_expires_at) : null,
   };
 }
 
