@@ -7,11 +7,15 @@
  * the MCP SDK, the Markdown converter) stays a separate chunk under dist/chunks/, loaded when first imported. The
  * worker threads keep running tsc's files (dist/storage/body-worker.js, dist/serve/markdown-worker.js).
  */
+import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
 
 const PACKAGE = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+
+// Chunk names carry a content hash: clear the last build's, or they pile up.
+fs.rmSync(path.join(PACKAGE, 'dist/chunks'), { recursive: true, force: true });
 
 await build({
   absWorkingDir: PACKAGE,
