@@ -66,6 +66,8 @@ export const ERROR_STATUS = {
   provider_unreachable: 502,
   /** Pages only: a form POST without the service's Origin (and, where signed in, its CSRF token). */
   cross_site: 403,
+  /** Pages only: a POST to one of the service's HTML forms whose body is not a form (application/x-www-form-urlencoded). */
+  unsupported_media_type: 415,
   internal: 500,
 } as const satisfies Record<string, number>;
 
@@ -114,6 +116,7 @@ const DEFAULT_MESSAGES: Record<ErrorCode, string> = {
   sign_in_failed: 'The sign-in did not complete.',
   provider_unreachable: 'The identity provider could not be reached.',
   cross_site: 'This form did not come from this site.',
+  unsupported_media_type: 'This page takes a web form (application/x-www-form-urlencoded), not another kind of body.',
   internal: 'Internal error.',
 };
 

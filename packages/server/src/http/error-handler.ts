@@ -10,7 +10,7 @@ import { ApiError, isApiError } from '../errors.js';
 import { prefersHtml } from './accept.js';
 import { bearerChallenge, isMcpPath, MCP_CORS } from './bearer-challenge.js';
 import { refusePage } from './page-reply.js';
-import { escapeHtml, NOT_FOUND_PAGE, PAGE_NOT_FOUND_PAGE, simplePage } from './pages/layout.js';
+import { failedPage, NOT_FOUND_PAGE, PAGE_NOT_FOUND_PAGE } from './pages/layout.js';
 import { validationError } from './validation.js';
 
 /**
@@ -53,7 +53,7 @@ export function installErrorHandlers(app: FastifyInstance, limits: Limits, baseU
     if (apiError.status >= 500) request.log.error({ err: error, reqId: request.id }, 'request failed');
     if (request.url.startsWith('/p/')) {
       // Public pages answer HTML, also when something fails.
-      return refusePage(reply, apiError, simplePage('Something went wrong', `<p>${escapeHtml(apiError.message)}</p>`));
+      return refusePage(reply, apiError, failedPage(apiError));
     }
     if (apiError.status === 401) {
       reply.header('www-authenticate', bearerChallenge(baseUrl, request.url, apiError.code === 'invalid_token'));

@@ -87,16 +87,18 @@ function dropPageKit(deps: ConsoleRouteDeps) {
   const again = async (v: Visit, request: FastifyRequest, error: string, withForm = false) => {
     const loaded = await load(v, paramsOf(request).slug);
     const body = request.body;
-    const form = withForm
-      ? {
-          title: formField(body, 'title'),
-          description: formField(body, 'description'),
-          tags: formField(body, 'tags'),
-          comments: formField(body, 'comments'),
-          network: formField(body, 'network'),
-          networkOrigins: formField(body, 'network_origins'),
-        }
-      : undefined;
+    // A form refused before it was read has no fields: the stored details are shown instead.
+    const form =
+      withForm && typeof body === 'object' && body !== null
+        ? {
+            title: formField(body, 'title'),
+            description: formField(body, 'description'),
+            tags: formField(body, 'tags'),
+            comments: formField(body, 'comments'),
+            network: formField(body, 'network'),
+            networkOrigins: formField(body, 'network_origins'),
+          }
+        : undefined;
     return dropPage({
       who: v.who,
       nonce: v.nonce,
@@ -143,10 +145,9 @@ function registerDropViews(app: TypedApp, kit: ConsoleKit, { hide, baseUrl, load
 
 /** Details (title, description, tags, who may comment, network), the passcode, and deleting the drop. */
 function registerDropEdits(app: TypedApp, kit: ConsoleKit, deps: ConsoleRouteDeps, page: DropPageKit): void {
-  const { hide, checkDetails, again, refused } = page;
+  const { checkDetails, again, refused } = page;
   app.post(
     '/console/drops/:slug/details',
-    hide,
     kit.action({
       write: true,
       async run(session, request) {
@@ -168,7 +169,6 @@ function registerDropEdits(app: TypedApp, kit: ConsoleKit, deps: ConsoleRouteDep
   );
   app.post(
     '/console/drops/:slug/passcode',
-    hide,
     kit.action({
       write: true,
       async run(session, request) {
@@ -182,7 +182,6 @@ function registerDropEdits(app: TypedApp, kit: ConsoleKit, deps: ConsoleRouteDep
   );
   app.post(
     '/console/drops/:slug/delete',
-    hide,
     kit.action({
       write: true,
       async run(session, request) {
@@ -198,7 +197,6 @@ function registerDropEdits(app: TypedApp, kit: ConsoleKit, deps: ConsoleRouteDep
 function registerExpiryAction(app: TypedApp, kit: ConsoleKit, deps: ConsoleRouteDeps, page: DropPageKit): void {
   app.post(
     '/console/drops/:slug/expiry',
-    page.hide,
     kit.action({
       write: true,
       async run(session, request) {
@@ -224,10 +222,9 @@ function registerVersionAndCommentActions(
   deps: ConsoleRouteDeps,
   page: DropPageKit,
 ): void {
-  const { hide, refused } = page;
+  const { refused } = page;
   app.post(
     '/console/drops/:slug/versions/:n/restore',
-    hide,
     kit.action({
       write: true,
       async run(session, request) {
@@ -240,7 +237,6 @@ function registerVersionAndCommentActions(
   );
   app.post(
     '/console/drops/:slug/versions/:n/delete',
-    hide,
     kit.action({
       write: true,
       async run(session, request) {
@@ -253,7 +249,6 @@ function registerVersionAndCommentActions(
   );
   app.post(
     '/console/drops/:slug/comments/:id/resolve',
-    hide,
     kit.action({
       write: true,
       async run(session, request) {
@@ -266,7 +261,6 @@ function registerVersionAndCommentActions(
   );
   app.post(
     '/console/drops/:slug/comments/:id/delete',
-    hide,
     kit.action({
       write: true,
       async run(session, request) {

@@ -15,6 +15,7 @@ import type { DropDeps } from '../../domain/drops.js';
 import type { StatsDeps } from '../../domain/stats.js';
 import { type ApiError, isApiError } from '../../errors.js';
 import type { IdentityProvider } from '../../identity/index.js';
+import { type FormRefusal, formErrorHandler } from '../forms.js';
 import { refusePage, servicePage, showPage } from '../page-reply.js';
 import { signedOutPage, type Who } from '../pages/console.js';
 import { consoleShell, notice } from '../pages/console-layout.js';
@@ -51,12 +52,36 @@ export interface ActionOptions {
   refused(v: Visit, request: FastifyRequest, message: string): Promise<string>;
 }
 
+/** A console action as a route: its handler, and the error handler that shows its page again. */
+export interface ActionRoute {
+  readonly schema: { readonly hide: true };
+  readonly handler: Handler;
+  readonly errorHandler: ReturnType<typeof formErrorHandler>;
+}
+
 export interface ConsoleKit {
   page(render: (v: Visit, request: FastifyRequest, reply: FastifyReply) => Promise<FastifyReply>): Handler;
-  action(options: ActionOptions): Handler;
+  /**
+   * A POST: `app.post(path, kit.action({…}))`. A form refused before the handler ran (not readable, not a form,
+   * over CONSOLE_FORM_BYTES) shows the action's page again, as a refusal by the handler does.
+   */
+  action(options: ActionOptions): ActionRoute;
   show(reply: FastifyReply, v: Visit, html: string): FastifyReply;
   refuse(reply: FastifyReply, v: Visit, error: ApiError, html: string): FastifyReply;
+  /** The room's page for anything else that fails (the sign-out form, a page that could not be built). */
+  readonly failed: FormRefusal;
+  /**
+   * `onRequest` of every console POST: the exact Origin and a live session before the body is read, so only a
+   * signed-in owner's form is read at all (up to CONSOLE_FORM_BYTES); the CSRF token is checked with the form.
+   */
+  checkSender(request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply | undefined>;
 }
+
+/**
+ * The cap on a console form: far above what its fields take (a description of 500 characters, ten tags), so that
+ * a pasted text too long for a field is read and refused with that field's limit, the form shown as typed.
+ */
+export const CONSOLE_FORM_BYTES = 1_048_576;
 
 /** What a finished action says on the page it goes back to (a fixed table: nothing from the URL is echoed). */
 export const DONE: Readonly<Record<string, string>> = {
@@ -89,11 +114,13 @@ export function refusalText(error: ApiError): string {
 const newNonce = () => randomBytes(16).toString('base64');
 const hidden = (error: unknown) => isApiError(error) && (error.code === 'not_found' || error.code === 'forbidden');
 
-/** A console page outside a signed-in visit: a refusal, or the sign-in page. */
-function bareRefusal(reply: FastifyReply, message: string): FastifyReply {
+/** A console page outside a signed-in visit, or one that could not be built: the refusal and a way back. */
+function bareRefusal(reply: FastifyReply, message: string, refusal: ApiError | 'cross_site' = 'cross_site') {
   const nonce = newNonce();
-  const body = `<h1>Refused</h1>${notice('err', message)}<p><a href="/console">Open the console</a></p>`;
-  return refusePage(reply, 'cross_site', consoleShell({ title: 'Refused', nonce, body }), servicePage(nonce));
+  const failed = typeof refusal !== 'string' && refusal.status >= 500;
+  const title = failed ? 'Something went wrong' : 'Refused';
+  const body = `<h1>${title}</h1>${notice('err', message)}<p><a href="/console">Open the console</a></p>`;
+  return refusePage(reply, refusal, consoleShell({ title, nonce, body }), servicePage(nonce));
 }
 
 export function createConsoleKit(deps: ConsoleRouteDeps): ConsoleKit {
@@ -128,25 +155,45 @@ export function createConsoleKit(deps: ConsoleRouteDeps): ConsoleKit {
         throw error;
       }
     },
-    action: (options) => async (request, reply) => {
-      const session = sessions.checkPost(request, CONSOLE_SESSION);
-      const v = visit(request);
-      if (session === undefined || v === undefined) {
-        return bareRefusal(reply, 'This form did not come from your console, or your session ended. Try again.');
-      }
-      try {
-        if (options.write) await request.spendWrite(session.accountId);
-        const next = await options.run(session, request);
-        return reply.header('cache-control', 'no-store').redirect(next, 303);
-      } catch (error) {
-        if (!isApiError(error)) throw error;
+    action: (options) => {
+      /** The action's page again with the refusal: a foreign drop is the 404 page; a failure, the bare page. */
+      const refused = async (request: FastifyRequest, reply: FastifyReply, error: ApiError) => {
+        const v = visit(request);
+        if (v === undefined || error.status >= 500) return bareRefusal(reply, refusalText(error), error);
         if (hidden(error)) return notFound(reply, v);
         return kit.refuse(reply, v, error, await options.refused(v, request, refusalText(error)));
-      }
+      };
+      const handler: Handler = async (request, reply) => {
+        const session = sessions.checkPost(request, CONSOLE_SESSION);
+        if (session === undefined) return bareRefusal(reply, FOREIGN_FORM);
+        try {
+          if (options.write) await request.spendWrite(session.accountId);
+          const next = await options.run(session, request);
+          return reply.header('cache-control', 'no-store').redirect(next, 303);
+        } catch (error) {
+          if (!isApiError(error)) throw error;
+          return refused(request, reply, error);
+        }
+      };
+      return { schema: { hide: true }, handler, errorHandler: formErrorHandler(CONSOLE_FORM_BYTES, refused) };
+    },
+    failed: async (request, reply, error) => {
+      const v = visit(request);
+      if (v === undefined || error.status >= 500) return bareRefusal(reply, refusalText(error), error);
+      const body = `<h1>Not done</h1>${notice('err', refusalText(error))}<p><a href="/console">Back to your drops</a></p>`;
+      const html = consoleShell({ title: 'Not done', nonce: v.nonce, who: v.who, body });
+      return kit.refuse(reply, v, error, html);
+    },
+    async checkSender(request, reply) {
+      if (request.method !== 'POST') return undefined;
+      const live = request.headers.origin === sessions.origin && sessions.read(request, CONSOLE_SESSION) !== undefined;
+      return live ? undefined : bareRefusal(reply, FOREIGN_FORM);
     },
   };
   return kit;
 }
+
+const FOREIGN_FORM = 'This form did not come from your console, or your session ended. Try again.';
 
 /** POST /console/logout: ends the console session (Origin and CSRF checked like every console POST). */
 export function logout(sessions: WebSessions): Handler {

@@ -13,9 +13,10 @@ import { issueCode, type OAuthDeps, redirectUriAt } from '../../domain/oauth.js'
 import type { OAuthClient } from '../../domain/types.js';
 import type { IdentityProvider } from '../../identity/index.js';
 import type { Signer } from '../../keys/signer.js';
-import { acceptFormPosts, formField } from '../forms.js';
+import { acceptFormPosts, type FormRefusal, formField, SMALL_FORM_BYTES } from '../forms.js';
 import { AUTHORIZATION_PURPOSE, type AuthorizationRequest, OAUTH_APPROVAL_PATH } from '../oauth-provider.js';
 import { refusePage, servicePage, showPage } from '../page-reply.js';
+import { refusedFormPage } from '../pages/layout.js';
 import { type ClientSummary, oauthConfirmPage, oauthOutcomePage, oauthSignInPage } from '../pages/oauth.js';
 import type { TypedApp } from '../typed-app.js';
 import { type SessionPayload, VERIFY_SESSION, type WebSessions } from '../web-session.js';
@@ -143,6 +144,13 @@ function logout(a: ApprovalContext): Handler {
   };
 }
 
+/** A form refused before its handler ran, or anything failing here: a page (the request is unknown by then). */
+const refuseForm: FormRefusal = async (_request, reply, error) => {
+  const next = { href: '/', text: 'Go to the htmldrop home page' };
+  const message = `${error.message} Connect again from your application.`;
+  return refusePage(reply, error, refusedFormPage(message, next, error.status >= 500), PAGE);
+};
+
 export interface OAuthApprovalDeps {
   readonly config: Config;
   readonly accounts: AccountDeps;
@@ -155,7 +163,7 @@ export interface OAuthApprovalDeps {
 export async function oauthApprovalRoutes(app: TypedApp, { config, ...deps }: OAuthApprovalDeps): Promise<void> {
   const a: ApprovalContext = { ...deps, baseUrl: config.baseUrl };
   app.register(async (approval) => {
-    acceptFormPosts(approval);
+    acceptFormPosts(approval, { bodyLimit: SMALL_FORM_BYTES, refuse: refuseForm });
     const hide = { schema: { hide: true } };
     approval.get(OAUTH_APPROVAL_PATH, hide, approvalPage(a));
     approval.get(`${OAUTH_APPROVAL_PATH}/login`, hide, loginRedirect(a));

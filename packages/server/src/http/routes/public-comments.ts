@@ -12,7 +12,7 @@ import { holdsCapability, type PublicViewDeps } from '../../domain/public-view.j
 import type { DropRecord } from '../../domain/types.js';
 import { type ApiError, isApiError } from '../../errors.js';
 import type { IdentityProvider } from '../../identity/index.js';
-import { acceptFormPosts, formField, isForeignFormPost } from '../forms.js';
+import { acceptFormPosts, type FormRefusal, formField, isForeignFormPost } from '../forms.js';
 import { refusePage } from '../page-reply.js';
 import { escapeHtml, simplePage } from '../pages/layout.js';
 import type { ViewerComments } from '../pages/viewer.js';
@@ -84,10 +84,23 @@ function commenter(request: FastifyRequest, session: SessionPayload | undefined)
   return { kind: 'guest', name: formField(request.body, 'name'), address: request.ip };
 }
 
+/**
+ * The cap on a comment form: every field at its longest with each character percent-encoded (at most 12 bytes:
+ * four UTF-8 bytes as `%XX`), so a comment in any script fits.
+ */
+const COMMENT_FORM_BYTES = 65_536;
+
+/** The comment form refused before its handler ran (not readable, not a form, too large): the refusal page. */
+const refuseForm: FormRefusal = async (request, reply, error) => {
+  const { slug } = request.params as { slug: string };
+  const requested = parseVersionNumber((request.query as { v?: unknown }).v);
+  return refuse(reply, error, isValidSlug(slug) ? `${viewerPath(slug, requested)}#comments` : '/');
+};
+
 /** POST /p/<slug>/comments[?v=<n>]: a comment from the viewer's panel, then back to the panel (303). */
 export function registerViewerCommentPost(app: TypedApp, deps: ViewerCommentDeps, ownOrigin: string): void {
   app.register(async (scope) => {
-    acceptFormPosts(scope);
+    acceptFormPosts(scope, { bodyLimit: COMMENT_FORM_BYTES, refuse: refuseForm });
     scope.post('/p/:slug/comments', { schema: { hide: true } }, async (request, reply) => {
       const { slug } = request.params as { slug: string };
       const raw = (request.query as { v?: unknown }).v;

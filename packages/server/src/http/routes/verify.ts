@@ -14,8 +14,9 @@ import { type DeviceFlowDeps, decideDeviceFlow, formatUserCode, normalizeUserCod
 import { type GuardDeps, type GuessedLookup, guessUserCode } from '../../domain/device-guards.js';
 import type { DeviceRequest } from '../../domain/types.js';
 import type { IdentityProvider } from '../../identity/index.js';
-import { acceptFormPosts, formField } from '../forms.js';
+import { acceptFormPosts, type FormRefusal, formField, SMALL_FORM_BYTES } from '../forms.js';
 import { refusePage, servicePage, showPage } from '../page-reply.js';
+import { refusedFormPage } from '../pages/layout.js';
 import { confirmPage, enterCodePage, outcomePage, type RequestSummary, signInPage } from '../pages/verify.js';
 import type { TypedApp } from '../typed-app.js';
 import { type SessionPayload, VERIFY_SESSION, type WebSessions } from '../web-session.js';
@@ -151,6 +152,12 @@ function logout(v: VerifyContext): Handler {
   };
 }
 
+/** A /verify form refused before its handler ran, or anything failing in /verify: a page, never JSON. */
+const refuseForm: FormRefusal = async (_request, reply, error) => {
+  const next = { href: '/verify', text: 'Enter a code from your agent' };
+  return refusePage(reply, error, refusedFormPage(error.message, next, error.status >= 500), PAGE);
+};
+
 /** What /verify uses: the provider, accounts, the device flow and its guess budget, the web sessions. */
 export interface VerifyRouteDeps {
   readonly config: Config;
@@ -165,7 +172,7 @@ export interface VerifyRouteDeps {
 export async function verifyRoutes(app: TypedApp, { config, ...deps }: VerifyRouteDeps): Promise<void> {
   const v: VerifyContext = { ...deps, baseUrl: config.baseUrl };
   app.register(async (verify) => {
-    acceptFormPosts(verify);
+    acceptFormPosts(verify, { bodyLimit: SMALL_FORM_BYTES, refuse: refuseForm });
     verify.get('/verify', { schema: { hide: true } }, startPage(v));
     verify.get('/verify/login', { schema: { hide: true } }, loginRedirect(v));
     registerSignInRoutes(verify, v);
