@@ -1,7 +1,7 @@
 /**
  * What every console route shares (docs/console.md): who is signed in, the page and refusal writers, and the two
  * shapes of a console handler. `page()` is a GET that changes nothing: signed out, it shows the sign-in page; an
- * unknown or foreign drop is the same 404 page. `action()` is a POST: the exact Origin, the console session and its
+ * unknown or foreign drop is the same 404 page. `action()` is a POST: the exact Origin, the session and its
  * CSRF token are checked before anything else (403 `cross_site`, nothing done); a write counts toward the account's
  * write limits as the API's writes do (write-budget.ts); success goes back with 303, a refusal shows the page again with the
  * readable message and the catalogue's status.
@@ -20,7 +20,7 @@ import { refusePage, servicePage, showPage } from '../page-reply.js';
 import { signedOutPage, type Who } from '../pages/console.js';
 import { consoleShell, notice } from '../pages/console-layout.js';
 import type { Schemas } from '../schemas.js';
-import { CONSOLE_SESSION, type SessionPayload, type WebSessions } from '../web-session.js';
+import { type SessionPayload, WEB_SESSION, type WebSessions } from '../web-session.js';
 
 /** What the console uses: the drops and accounts domains, the provider and the web sessions. */
 export interface ConsoleRouteDeps {
@@ -126,9 +126,9 @@ function bareRefusal(reply: FastifyReply, message: string, refusal: ApiError | '
 export function createConsoleKit(deps: ConsoleRouteDeps): ConsoleKit {
   const { sessions } = deps;
   const visit = (request: FastifyRequest): Visit | undefined => {
-    const session = sessions.read<SessionPayload>(request, CONSOLE_SESSION);
+    const session = sessions.read<SessionPayload>(request, WEB_SESSION);
     if (session === undefined) return undefined;
-    const who = { login: session.login, provider: session.provider, csrf: sessions.csrf(request, CONSOLE_SESSION) };
+    const who = { login: session.login, provider: session.provider, csrf: sessions.csrf(request, WEB_SESSION) };
     return { session, who, nonce: newNonce() };
   };
   const notFound = (reply: FastifyReply, v: Visit) => {
@@ -164,7 +164,7 @@ export function createConsoleKit(deps: ConsoleRouteDeps): ConsoleKit {
         return kit.refuse(reply, v, error, await options.refused(v, request, refusalText(error)));
       };
       const handler: Handler = async (request, reply) => {
-        const session = sessions.checkPost(request, CONSOLE_SESSION);
+        const session = sessions.checkPost(request, WEB_SESSION);
         if (session === undefined) return bareRefusal(reply, FOREIGN_FORM);
         try {
           if (options.write) await request.spendWrite(session.accountId);
@@ -186,7 +186,7 @@ export function createConsoleKit(deps: ConsoleRouteDeps): ConsoleKit {
     },
     async checkSender(request, reply) {
       if (request.method !== 'POST') return undefined;
-      const live = request.headers.origin === sessions.origin && sessions.read(request, CONSOLE_SESSION) !== undefined;
+      const live = request.headers.origin === sessions.origin && sessions.read(request, WEB_SESSION) !== undefined;
       return live ? undefined : bareRefusal(reply, FOREIGN_FORM);
     },
   };
@@ -195,13 +195,13 @@ export function createConsoleKit(deps: ConsoleRouteDeps): ConsoleKit {
 
 const FOREIGN_FORM = 'This form did not come from your console, or your session ended. Try again.';
 
-/** POST /console/logout: ends the console session (Origin and CSRF checked like every console POST). */
+/** POST /console/logout: ends the session on every page (Origin and CSRF checked like every console POST). */
 export function logout(sessions: WebSessions): Handler {
   return async (request, reply) => {
-    if (sessions.checkPost(request, CONSOLE_SESSION) === undefined) {
+    if (sessions.checkPost(request, WEB_SESSION) === undefined) {
       return bareRefusal(reply, 'Sign-out must come from your console.');
     }
-    reply.header('set-cookie', sessions.clear(CONSOLE_SESSION));
+    reply.header('set-cookie', sessions.signOut());
     return reply.header('cache-control', 'no-store').redirect('/console', 303);
   };
 }

@@ -1,7 +1,7 @@
 /**
  * Comments from the viewer (docs/api.md, "Comments"): the panel's model for `/p/<slug>`, and `POST /p/<slug>/comments`.
- * Who may comment follows the drop's setting (domain/comments.ts); the signed-in human is the console session
- * (`hd_console`). A post is refused before anything else when it comes from another site or from a drop's own
+ * Who may comment follows the drop's setting (domain/comments.ts); the signed-in human is the service's session
+ * (`hd_web`, web-session.ts). A post is refused before anything else when it comes from another site or from a drop's own
  * sandboxed document (Fetch Metadata, as for the passcode gate), or, signed in, without the session's CSRF token.
  * A locked drop takes comments only from a visitor holding its capability, or from its owner.
  */
@@ -17,7 +17,7 @@ import { refusePage } from '../page-reply.js';
 import { escapeHtml, simplePage } from '../pages/layout.js';
 import type { ViewerComments } from '../pages/viewer.js';
 import type { TypedApp } from '../typed-app.js';
-import { CONSOLE_SESSION, type SessionPayload, type WebSessions } from '../web-session.js';
+import { type SessionPayload, WEB_SESSION, type WebSessions } from '../web-session.js';
 import { accessOf } from './public.js';
 
 export interface ViewerCommentDeps {
@@ -39,14 +39,14 @@ export async function viewerComments(
   requested: number | undefined,
 ): Promise<ViewerComments | undefined> {
   const list = await comments.commentsOfVersion(deps.comments, drop.slug, version);
-  const session = deps.sessions.read<SessionPayload>(request, CONSOLE_SESSION);
+  const session = deps.sessions.read<SessionPayload>(request, WEB_SESSION);
   const owner = session !== undefined && session.accountId === drop.accountId;
   if (drop.comments === 'off' && list.length === 0 && !owner) return undefined;
   const back = `${viewerPath(drop.slug, requested)}#comments`;
   let can: ViewerComments['can'];
   if (drop.comments === 'off' && !owner) can = { kind: 'off' };
   else if (session !== undefined) {
-    can = { kind: 'account', login: session.login, csrf: deps.sessions.csrf(request, CONSOLE_SESSION) };
+    can = { kind: 'account', login: session.login, csrf: deps.sessions.csrf(request, WEB_SESSION) };
   } else if (drop.comments === 'open') can = { kind: 'guest' };
   else {
     const href = `/console/login?next=${encodeURIComponent(back)}`;
@@ -78,7 +78,7 @@ function refuse(reply: FastifyReply, error: ApiError | keyof typeof REFUSALS, ba
   return refusePage(reply, error, page, { referrerPolicy: 'same-origin' });
 }
 
-/** Who is posting: the console session's account, or a guest with the typed name. */
+/** Who is posting: the signed-in account, or a guest with the typed name. */
 function commenter(request: FastifyRequest, session: SessionPayload | undefined): comments.Commenter {
   if (session !== undefined) return { kind: 'account', accountId: session.accountId, login: session.login };
   return { kind: 'guest', name: formField(request.body, 'name'), address: request.ip };
@@ -109,9 +109,9 @@ export function registerViewerCommentPost(app: TypedApp, deps: ViewerCommentDeps
       if (!isValidSlug(slug) || (raw !== undefined && requested === undefined)) {
         return refuse(reply, 'not_found', '/');
       }
-      const session = deps.sessions.read<SessionPayload>(request, CONSOLE_SESSION);
+      const session = deps.sessions.read<SessionPayload>(request, WEB_SESSION);
       const csrfOk =
-        session === undefined || deps.sessions.csrfMatches(request, CONSOLE_SESSION, formField(request.body, 'csrf'));
+        session === undefined || deps.sessions.csrfMatches(request, WEB_SESSION, formField(request.body, 'csrf'));
       if (isForeignFormPost(request.headers, ownOrigin) || !csrfOk) return refuse(reply, 'cross_site', back);
       const drop = await comments.findCommentedDrop(deps.comments, slug);
       if (drop === undefined) return refuse(reply, 'not_found', '/');

@@ -1,9 +1,9 @@
 /**
  * /verify: where the human signs in through the identity provider and approves or denies an agent's request
  * (docs/api.md 5.4). Approval only by POST, with a CSRF token bound to the session and an exact Origin check; a GET
- * never approves. The session is a signed cookie (HttpOnly, SameSite=Strict, Secure on https; web-session.ts); the
- * pages cannot be framed. Signing in is shared with the console (sign-in.ts). One function per route; the guess
- * budget for codes is the domain's (device-guards.ts).
+ * never approves. The session is the service's one signed cookie (HttpOnly, SameSite=Lax, Secure on https;
+ * web-session.ts); the pages cannot be framed. Signing in is shared with the console (sign-in.ts). One function per
+ * route; the guess budget for codes is the domain's (device-guards.ts).
  */
 
 import type { FastifyReply, FastifyRequest } from 'fastify';
@@ -19,7 +19,7 @@ import { refusePage, servicePage, showPage } from '../page-reply.js';
 import { refusedFormPage } from '../pages/layout.js';
 import { confirmPage, enterCodePage, outcomePage, type RequestSummary, signInPage } from '../pages/verify.js';
 import type { TypedApp } from '../typed-app.js';
-import { type SessionPayload, VERIFY_SESSION, type WebSessions } from '../web-session.js';
+import { type SessionPayload, WEB_SESSION, type WebSessions } from '../web-session.js';
 import { beginSignIn, registerSignInRoutes, type SignInDeps } from './sign-in.js';
 
 /**
@@ -70,11 +70,10 @@ const queryString = (request: FastifyRequest, name: string) => {
   return typeof value === 'string' ? value : undefined;
 };
 
-const sessionOf = (v: VerifyContext, request: FastifyRequest) =>
-  v.sessions.read<SessionPayload>(request, VERIFY_SESSION);
+const sessionOf = (v: VerifyContext, request: FastifyRequest) => v.sessions.read<SessionPayload>(request, WEB_SESSION);
 
 /** POSTs must come from our own pages: exact Origin, a live session and its CSRF token. */
-const checkPost = (v: VerifyContext, request: FastifyRequest) => v.sessions.checkPost(request, VERIFY_SESSION);
+const checkPost = (v: VerifyContext, request: FastifyRequest) => v.sessions.checkPost(request, WEB_SESSION);
 
 /** Looks a typed or posted code up, as a guess against the client address's budget (docs/api.md 5.4). */
 const guess = (v: VerifyContext, request: FastifyRequest, input: string): Promise<GuessedLookup> =>
@@ -104,7 +103,7 @@ function startPage(v: VerifyContext): Handler {
       return show(reply, signInPage(summary, v.identity.displayName, login));
     }
     const who = { login: session.login, provider: session.provider };
-    return show(reply, confirmPage(summary, who, v.sessions.csrf(request, VERIFY_SESSION)));
+    return show(reply, confirmPage(summary, who, v.sessions.csrf(request, WEB_SESSION)));
   };
 }
 
@@ -147,7 +146,7 @@ function logout(v: VerifyContext): Handler {
   return async (request, reply) => {
     if (checkPost(v, request) === undefined)
       return refuse(reply, 'cross_site', outcomePage('error', 'Sign-out refused.'));
-    reply.header('set-cookie', v.sessions.clear(VERIFY_SESSION));
+    reply.header('set-cookie', v.sessions.signOut());
     return show(reply, enterCodePage(null));
   };
 }
