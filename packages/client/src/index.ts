@@ -54,6 +54,7 @@ export {
   relativeReferences,
 } from './html-checks.js';
 export { checkNetwork, describeNetwork, MAX_NETWORK_ORIGINS, parseNetwork, sameNetwork } from './network.js';
+export { MIN_NODE_VERSION, supportsNode } from './node-version.js';
 export { type OpenOptions, openUrl } from './open.js';
 export { type ReadOptions, readTextSource, type TextSource } from './source.js';
 export {

@@ -1,4 +1,5 @@
 /** The agent protocol (GET /api/onboard), llms.txt and the agent card: one text, several shapes. */
+import { MIN_NODE_VERSION } from '@htmldrop/client';
 import type { Config, Limits } from '../../config.js';
 
 /** The heading and what the service does. */
@@ -12,7 +13,7 @@ no build step). You get a public URL that never changes; uploading again creates
 
 /** The CLI and the MCP server, the shortest way in. */
 function cliSection(b: string): string {
-  return `## Fastest: the htmldrop CLI (Node.js 20.19+)
+  return `## Fastest: the htmldrop CLI (Node.js ${MIN_NODE_VERSION} or later)
 The service hands out its own CLI; nothing else to install:
 
     export HTMLDROP_SERVER=${b}
