@@ -28,7 +28,7 @@ export const ERROR_STATUS = {
   version_conflict: 412,
   /** An Idempotency-Key was used before with another request (docs/api.md, "Idempotency keys"). */
   idempotency_key_reused: 422,
-  /** The first request with this Idempotency-Key is still running: retry in a moment. */
+  /** The first request with this Idempotency-Key is still running: retry after Retry-After (its claim's lease). */
   request_in_progress: 409,
   version_limit_reached: 409,
   invalid_slug: 400,
@@ -96,7 +96,8 @@ const DEFAULT_MESSAGES: Record<ErrorCode, string> = {
   version_limit_reached: 'The drop already has the maximum number of versions.',
   version_conflict: 'The drop changed since the version named in If-Match; nothing was changed.',
   idempotency_key_reused: 'This Idempotency-Key was already used for another request.',
-  request_in_progress: 'A request with this Idempotency-Key is still running; retry in a moment.',
+  request_in_progress:
+    'A request with this Idempotency-Key is still running; retry with the same key after Retry-After seconds.',
   invalid_slug: 'The slug is not valid (1 to 64 characters of A-Z, a-z, 0-9, _ and -).',
   invalid_arg: 'An argument is not valid.',
   invalid_json: 'The request body is not a valid JSON object.',

@@ -22,7 +22,7 @@ export interface CookieSpec {
 }
 
 /**
- * The one session of the service's own pages (docs/decisions/0032-one-session-and-forms-as-pages.md): signing in at
+ * The one session of the service's own pages (docs/decisions/0032-one-session-forms-as-pages-short-claims.md): signing in at
  * /verify, the OAuth approval or the console signs the person in on all of them, and signing out anywhere ends it
  * everywhere. 7 days; Lax, so a link from a chat or a mail opens the console signed in and the provider's cross-site
  * redirect back lands signed in (every change is still a POST with the exact Origin and the CSRF token); path `/`,
