@@ -1,7 +1,7 @@
 /**
  * The oldest Node.js the SDK and CLI run on: the `engines` of every package.json in the repository, the landing page
- * and the onboarding text of the service, and the READMEs all state this one value (checked by the server's
- * node-version test). Below it the CLI stops with one line saying so (bin/htmldrop.js), rather than failing later on
+ * and the onboarding text of the service (through the service's copy, CLI_MIN_NODE_VERSION), and the READMEs all
+ * state this one value (checked by the server's node-version test). Below it the CLI stops with one line saying so (bin/htmldrop.js), rather than failing later on
  * a missing API (`AbortSignal.any`, `String.prototype.isWellFormed`).
  */
 export const MIN_NODE_VERSION = '20.19';

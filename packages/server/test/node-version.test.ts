@@ -1,5 +1,6 @@
 /**
- * One minimum Node.js version (the client's MIN_NODE_VERSION) wherever it is stated: every package.json's
+ * One minimum Node.js version (the client's MIN_NODE_VERSION) wherever it is stated: the service's copy for its pages
+ * (which may not import the client at start-up), every package.json's
  * `engines`, the landing page, the onboarding text, and every "Node.js N" in the READMEs and docs; and the CLI's
  * launcher refuses an older Node with one line (it needs the build: packages/client/dist).
  */
@@ -9,6 +10,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { MIN_NODE_VERSION, supportsNode } from '@htmldrop/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CLI_MIN_NODE_VERSION } from '../src/http/pages/onboard.js';
 import { createHarness, type Harness } from './helpers.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
@@ -28,7 +30,8 @@ describe('the minimum Node.js version', () => {
     }
   });
 
-  it('is what the landing page and the onboarding text say', async () => {
+  it('is what the landing page and the onboarding text say (the service keeps a copy it holds equal)', async () => {
+    expect(CLI_MIN_NODE_VERSION).toBe(MIN_NODE_VERSION);
     const landing = await h.app.inject({ method: 'GET', url: '/', headers: { accept: 'text/html' } });
     expect(landing.body).toContain(`Node.js ${MIN_NODE_VERSION} or later`);
     const onboard = await h.app.inject({ method: 'GET', url: '/api/onboard' });
