@@ -145,9 +145,10 @@ function registerDropViews(app: TypedApp, kit: ConsoleKit, { hide, baseUrl, load
 
 /** Details (title, description, tags, who may comment, network), the passcode, and deleting the drop. */
 function registerDropEdits(app: TypedApp, kit: ConsoleKit, deps: ConsoleRouteDeps, page: DropPageKit): void {
-  const { checkDetails, again, refused } = page;
+  const { hide, checkDetails, again, refused } = page;
   app.post(
     '/console/drops/:slug/details',
+    hide,
     kit.action({
       write: true,
       async run(session, request) {
@@ -169,6 +170,7 @@ function registerDropEdits(app: TypedApp, kit: ConsoleKit, deps: ConsoleRouteDep
   );
   app.post(
     '/console/drops/:slug/passcode',
+    hide,
     kit.action({
       write: true,
       async run(session, request) {
@@ -182,6 +184,7 @@ function registerDropEdits(app: TypedApp, kit: ConsoleKit, deps: ConsoleRouteDep
   );
   app.post(
     '/console/drops/:slug/delete',
+    hide,
     kit.action({
       write: true,
       async run(session, request) {
@@ -197,6 +200,7 @@ function registerDropEdits(app: TypedApp, kit: ConsoleKit, deps: ConsoleRouteDep
 function registerExpiryAction(app: TypedApp, kit: ConsoleKit, deps: ConsoleRouteDeps, page: DropPageKit): void {
   app.post(
     '/console/drops/:slug/expiry',
+    page.hide,
     kit.action({
       write: true,
       async run(session, request) {
@@ -222,9 +226,10 @@ function registerVersionAndCommentActions(
   deps: ConsoleRouteDeps,
   page: DropPageKit,
 ): void {
-  const { refused } = page;
+  const { hide, refused } = page;
   app.post(
     '/console/drops/:slug/versions/:n/restore',
+    hide,
     kit.action({
       write: true,
       async run(session, request) {
@@ -237,6 +242,7 @@ function registerVersionAndCommentActions(
   );
   app.post(
     '/console/drops/:slug/versions/:n/delete',
+    hide,
     kit.action({
       write: true,
       async run(session, request) {
@@ -249,6 +255,7 @@ function registerVersionAndCommentActions(
   );
   app.post(
     '/console/drops/:slug/comments/:id/resolve',
+    hide,
     kit.action({
       write: true,
       async run(session, request) {
@@ -261,6 +268,7 @@ function registerVersionAndCommentActions(
   );
   app.post(
     '/console/drops/:slug/comments/:id/delete',
+    hide,
     kit.action({
       write: true,
       async run(session, request) {

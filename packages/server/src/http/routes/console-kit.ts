@@ -7,7 +7,7 @@
  * readable message and the catalogue's status.
  */
 import { randomBytes } from 'node:crypto';
-import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyReply, FastifyRequest, RouteOptions } from 'fastify';
 import type { Config } from '../../config.js';
 import type { AccountDeps } from '../../domain/accounts.js';
 import type { CommentDeps } from '../../domain/comments.js';
@@ -52,20 +52,14 @@ export interface ActionOptions {
   refused(v: Visit, request: FastifyRequest, message: string): Promise<string>;
 }
 
-/** A console action as a route: its handler, and the error handler that shows its page again. */
-export interface ActionRoute {
-  readonly schema: { readonly hide: true };
-  readonly handler: Handler;
-  readonly errorHandler: ReturnType<typeof formErrorHandler>;
-}
-
 export interface ConsoleKit {
   page(render: (v: Visit, request: FastifyRequest, reply: FastifyReply) => Promise<FastifyReply>): Handler;
   /**
-   * A POST: `app.post(path, kit.action({…}))`. A form refused before the handler ran (not readable, not a form,
-   * over CONSOLE_FORM_BYTES) shows the action's page again, as a refusal by the handler does.
+   * A POST's handler. A form refused before the handler ran (not readable, not a form, over CONSOLE_FORM_BYTES)
+   * shows the action's page again, as a refusal by the handler does (the error handler that `errorPages` gives the
+   * action's route).
    */
-  action(options: ActionOptions): ActionRoute;
+  action(options: ActionOptions): Handler;
   show(reply: FastifyReply, v: Visit, html: string): FastifyReply;
   refuse(reply: FastifyReply, v: Visit, error: ApiError, html: string): FastifyReply;
   /** The room's page for anything else that fails (the sign-out form, a page that could not be built). */
@@ -75,6 +69,8 @@ export interface ConsoleKit {
    * signed-in owner's form is read at all (up to CONSOLE_FORM_BYTES); the CSRF token is checked with the form.
    */
   checkSender(request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply | undefined>;
+  /** An `onRoute` hook: each action's route gets the error handler that shows the action's page again. */
+  errorPages(route: RouteOptions): void;
 }
 
 /**
@@ -125,6 +121,8 @@ function bareRefusal(reply: FastifyReply, message: string, refusal: ApiError | '
 
 export function createConsoleKit(deps: ConsoleRouteDeps): ConsoleKit {
   const { sessions } = deps;
+  /** Each action's handler and the error handler of its route (onRoute sees the handler as it was given). */
+  const actionPages = new WeakMap<Handler, ReturnType<typeof formErrorHandler>>();
   const visit = (request: FastifyRequest): Visit | undefined => {
     const session = sessions.read<SessionPayload>(request, WEB_SESSION);
     if (session === undefined) return undefined;
@@ -157,7 +155,7 @@ export function createConsoleKit(deps: ConsoleRouteDeps): ConsoleKit {
     },
     action: (options) => {
       /** The action's page again with the refusal: a foreign drop is the 404 page; a failure, the bare page. */
-      const refused = async (request: FastifyRequest, reply: FastifyReply, error: ApiError) => {
+      const refused: FormRefusal = async (request, reply, error) => {
         const v = visit(request);
         if (v === undefined || error.status >= 500) return bareRefusal(reply, refusalText(error), error);
         if (hidden(error)) return notFound(reply, v);
@@ -175,7 +173,8 @@ export function createConsoleKit(deps: ConsoleRouteDeps): ConsoleKit {
           return refused(request, reply, error);
         }
       };
-      return { schema: { hide: true }, handler, errorHandler: formErrorHandler(CONSOLE_FORM_BYTES, refused) };
+      actionPages.set(handler, formErrorHandler(CONSOLE_FORM_BYTES, refused));
+      return handler;
     },
     failed: async (request, reply, error) => {
       const v = visit(request);
@@ -183,6 +182,10 @@ export function createConsoleKit(deps: ConsoleRouteDeps): ConsoleKit {
       const body = `<h1>Not done</h1>${notice('err', refusalText(error))}<p><a href="/console">Back to your drops</a></p>`;
       const html = consoleShell({ title: 'Not done', nonce: v.nonce, who: v.who, body });
       return kit.refuse(reply, v, error, html);
+    },
+    errorPages(route) {
+      const errorHandler = actionPages.get(route.handler as Handler);
+      if (errorHandler !== undefined) route.errorHandler = errorHandler;
     },
     async checkSender(request, reply) {
       if (request.method !== 'POST') return undefined;

@@ -96,6 +96,7 @@ function registerTokenPages(app: TypedApp, kit: ConsoleKit, deps: ConsoleRouteDe
   );
   app.post(
     '/console/tokens/:id/revoke',
+    hide,
     kit.action({
       write: false,
       async run(session, request) {
@@ -120,6 +121,7 @@ export async function consoleRoutes(app: TypedApp, deps: ConsoleRouteDeps): Prom
   };
   acceptFormPosts(app, { bodyLimit: CONSOLE_FORM_BYTES, refuse: kit.failed });
   app.addHook('onRequest', kit.checkSender);
+  app.addHook('onRoute', kit.errorPages);
   const hide = { schema: { hide: true } };
   app.get('/console/login', hide, async (request, reply) =>
     beginSignIn(signIn, request, reply, { console: text((request.query as Query).next) || '/console' }),
