@@ -48,7 +48,7 @@ async function consoleCookie(base, login) {
     headers: { cookie: signin, origin: base, 'content-type': 'application/x-www-form-urlencoded' },
     body: new URLSearchParams({ state, username: login }),
   });
-  const cookie = done.headers.getSetCookie().find((c) => c.startsWith('hd_console='));
+  const cookie = done.headers.getSetCookie().find((c) => c.startsWith('hd_web='));
   if (cookie === undefined) throw new Error(`sign-in failed: HTTP ${done.status}`);
   return cookie.split(';')[0];
 }

@@ -11,4 +11,11 @@ if (!existsSync(entry)) {
   );
   process.exit(1);
 }
+const { MIN_NODE_VERSION, supportsNode } = await import(new URL('../dist/node-version.js', import.meta.url).href);
+if (!supportsNode(process.versions.node)) {
+  process.stderr.write(
+    `htmldrop: needs Node.js ${MIN_NODE_VERSION} or later; this is Node.js ${process.versions.node}.\n`,
+  );
+  process.exit(1);
+}
 await import(entry.href);

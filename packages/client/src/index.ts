@@ -53,7 +53,9 @@ export {
   MAX_HTML_BYTES,
   relativeReferences,
 } from './html-checks.js';
+export { createLocalhostFetch, isUnderLocalhost, localhostFetch } from './localhost-fetch.js';
 export { checkNetwork, describeNetwork, MAX_NETWORK_ORIGINS, parseNetwork, sameNetwork } from './network.js';
+export { MIN_NODE_VERSION, supportsNode } from './node-version.js';
 export { type OpenOptions, openUrl } from './open.js';
 export { type ReadOptions, readTextSource, type TextSource } from './source.js';
 export {

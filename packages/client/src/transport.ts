@@ -7,6 +7,7 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { type ErrorDetails, HtmlDropError } from './errors.js';
+import { localhostFetch } from './localhost-fetch.js';
 
 /** The service address when none is given (docs/api.md section 1, "Names and conventions"). */
 export const DEFAULT_SERVER = 'http://localhost:8787';
@@ -57,7 +58,10 @@ export interface ClientOptions {
    */
   readonly maxWriteRetries?: number;
   readonly onRetry?: (notice: RetryNotice) => void;
-  /** A fetch implementation (tests, proxies); default the global fetch. */
+  /**
+   * A fetch implementation (tests, proxies); default the global fetch, reaching `*.localhost` names as browsers do
+   * (localhost-fetch.ts).
+   */
   readonly fetch?: typeof fetch;
   readonly userAgent?: string;
 }
@@ -171,7 +175,8 @@ export class Transport {
     this.server = server;
     this.#token = options.token;
     this.#options = options;
-    this.#fetch = options.fetch ?? globalThis.fetch;
+    // *.localhost names reach the loopback host, as in a browser (a local service's drop origins, RFC 6761).
+    this.#fetch = options.fetch ?? localhostFetch;
   }
 
   /** Whether a token was given. */

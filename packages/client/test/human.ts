@@ -50,7 +50,7 @@ export async function approveDeviceCode(
     body: new URLSearchParams({ state, username }).toString(),
     redirect: 'manual',
   });
-  await expectStatus(callback, 200, 'POST /verify/callback');
+  await expectStatus(callback, 303, 'POST /verify/callback');
   const session = cookiesOf(callback).join('; ');
 
   const page = await fetch(`${origin}/verify?code=${encodeURIComponent(code)}`, {

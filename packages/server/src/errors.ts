@@ -28,7 +28,7 @@ export const ERROR_STATUS = {
   version_conflict: 412,
   /** An Idempotency-Key was used before with another request (docs/api.md, "Idempotency keys"). */
   idempotency_key_reused: 422,
-  /** The first request with this Idempotency-Key is still running: retry in a moment. */
+  /** The first request with this Idempotency-Key is still running: retry after Retry-After (its claim's lease). */
   request_in_progress: 409,
   version_limit_reached: 409,
   invalid_slug: 400,
@@ -66,6 +66,8 @@ export const ERROR_STATUS = {
   provider_unreachable: 502,
   /** Pages only: a form POST without the service's Origin (and, where signed in, its CSRF token). */
   cross_site: 403,
+  /** Pages only: a POST to one of the service's HTML forms whose body is not a form (application/x-www-form-urlencoded). */
+  unsupported_media_type: 415,
   internal: 500,
 } as const satisfies Record<string, number>;
 
@@ -94,7 +96,8 @@ const DEFAULT_MESSAGES: Record<ErrorCode, string> = {
   version_limit_reached: 'The drop already has the maximum number of versions.',
   version_conflict: 'The drop changed since the version named in If-Match; nothing was changed.',
   idempotency_key_reused: 'This Idempotency-Key was already used for another request.',
-  request_in_progress: 'A request with this Idempotency-Key is still running; retry in a moment.',
+  request_in_progress:
+    'A request with this Idempotency-Key is still running; retry with the same key after Retry-After seconds.',
   invalid_slug: 'The slug is not valid (1 to 64 characters of A-Z, a-z, 0-9, _ and -).',
   invalid_arg: 'An argument is not valid.',
   invalid_json: 'The request body is not a valid JSON object.',
@@ -114,6 +117,7 @@ const DEFAULT_MESSAGES: Record<ErrorCode, string> = {
   sign_in_failed: 'The sign-in did not complete.',
   provider_unreachable: 'The identity provider could not be reached.',
   cross_site: 'This form did not come from this site.',
+  unsupported_media_type: 'This page takes a web form (application/x-www-form-urlencoded), not another kind of body.',
   internal: 'Internal error.',
 };
 

@@ -271,7 +271,7 @@ async function consoleSession(on: Harness, login: string): Promise<{ cookie: str
     headers: { cookie: signin, origin: 'http://drops.test', 'content-type': 'application/x-www-form-urlencoded' },
     payload: new URLSearchParams({ state, username: login }).toString(),
   });
-  const set = [done.headers['set-cookie'] ?? []].flat().find((c) => String(c).startsWith('hd_console=')) ?? '';
+  const set = [done.headers['set-cookie'] ?? []].flat().find((c) => String(c).startsWith('hd_web=')) ?? '';
   const cookie = String(set).split(';')[0] ?? '';
   const list = await on.app.inject({ method: 'GET', url: '/console', headers: { cookie } });
   return { cookie, csrf: /name="csrf" value="([^"]+)"/.exec(list.body)?.[1] ?? '' };

@@ -48,7 +48,7 @@ async function signIn(login: string): Promise<Session> {
   const signin = pair(cookiesOf(begin.headers['set-cookie'])[0] ?? '');
   const done = await post('/verify/callback', { state, username: login }, { cookie: signin, origin });
   expect(done.status).toBe(303);
-  const cookie = pair(cookiesOf(done.headers['set-cookie']).find((c) => c.startsWith('hd_console=')) ?? '');
+  const cookie = pair(cookiesOf(done.headers['set-cookie']).find((c) => c.startsWith('hd_web=')) ?? '');
   const csrf = /name="csrf" value="([^"]+)"/.exec((await get('/console', cookie)).text)?.[1] ?? '';
   expect(csrf).not.toBe('');
   return { cookie, csrf };

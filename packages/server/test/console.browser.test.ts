@@ -105,7 +105,7 @@ async function rows(p: Page, selector: string, attribute: string): Promise<(stri
 const listed = (p: Page) => rows(p, '#drop-list tr[data-slug]', 'data-slug');
 
 describe('signing in to the console', () => {
-  it('signs in with the local provider, sets hd_console HttpOnly/Lax/path=/, and signs out', async () => {
+  it('signs in with the local provider, sets hd_web HttpOnly/Lax/path=/, and signs out', async () => {
     const context = await browser.newContext();
     const p = await context.newPage();
     await p.goto(`${base}/console`);
@@ -115,11 +115,11 @@ describe('signing in to the console', () => {
     expect(await signedIn.locator('#signed-in-as').textContent()).toContain('(local)');
     const cookies = await context.cookies(base);
     expect(cookies.find((c) => c.name === 'hd_signin')).toBeUndefined();
-    expect(cookies.find((c) => c.name === 'hd_console')).toMatchObject({ httpOnly: true, sameSite: 'Lax', path: '/' });
+    expect(cookies.find((c) => c.name === 'hd_web')).toMatchObject({ httpOnly: true, sameSite: 'Lax', path: '/' });
     await Promise.all([signedIn.waitForURL(`${base}/console`), signedIn.locator('#sign-out').click()]);
     await signedIn.locator('#console-sign-in').waitFor();
     expect(await signedIn.locator('#signed-in-as').count()).toBe(0);
-    expect((await context.cookies(base)).find((c) => c.name === 'hd_console')).toBeUndefined();
+    expect((await context.cookies(base)).find((c) => c.name === 'hd_web')).toBeUndefined();
     await signedIn.goto(`${base}/console/tokens`);
     expect(await signedIn.locator('#console-sign-in').isVisible()).toBe(true);
     await context.close();
@@ -153,7 +153,7 @@ describe('signing in to the console', () => {
       expect(who).toContain(DEFAULT_OIDC_USER.preferredUsername);
       expect(who).toContain('(oidc)');
       expect(op.errors).toEqual([]);
-      expect((await context.cookies(oidcBase)).find((c) => c.name === 'hd_console')?.httpOnly).toBe(true);
+      expect((await context.cookies(oidcBase)).find((c) => c.name === 'hd_web')?.httpOnly).toBe(true);
     } finally {
       await context.close();
       await h2.close();
@@ -339,7 +339,7 @@ describe('what another page cannot do to the console', () => {
     const context = await browser.newContext();
     const p = await signIn(context, 'vic');
     const csrf = (await p.locator('input[name=csrf]').first().getAttribute('value')) ?? '';
-    const cookie = (await context.cookies(base)).find((c) => c.name === 'hd_console')?.value ?? '';
+    const cookie = (await context.cookies(base)).find((c) => c.name === 'hd_web')?.value ?? '';
     expect(csrf).not.toBe('');
     // Even with the session's real CSRF token (as if leaked), a form on another origin is refused.
     const attack = `<!doctype html><html><body>
@@ -359,7 +359,7 @@ describe('what another page cannot do to the console', () => {
         await p.goto(`http://${host}:${attackerPort}/`);
         for (const answer of await Promise.all(answers)) {
           expect(answer.status()).toBe(403);
-          if (host === '127.0.0.1') expect(await answer.request().headerValue('cookie')).toContain('hd_console=');
+          if (host === '127.0.0.1') expect(await answer.request().headerValue('cookie')).toContain('hd_web=');
         }
       }
     } finally {
@@ -370,7 +370,7 @@ describe('what another page cannot do to the console', () => {
 
     const post = async (path: string, fields: Record<string, string>, origin?: string) => {
       const headers: Record<string, string> = {
-        cookie: `hd_console=${cookie}`,
+        cookie: `hd_web=${cookie}`,
         'content-type': 'application/x-www-form-urlencoded',
       };
       if (origin !== undefined) headers.origin = origin;

@@ -46,7 +46,7 @@ async function signIn(login: string): Promise<Session> {
   });
   expect(done.statusCode).toBe(303);
   expect(done.headers.location).toBe('/console');
-  const set = cookiesOf(done.headers['set-cookie']).find((c) => c.startsWith('hd_console=')) ?? '';
+  const set = cookiesOf(done.headers['set-cookie']).find((c) => c.startsWith('hd_web=')) ?? '';
   expect(set).toMatch(/; Path=\/; Max-Age=604800; HttpOnly; SameSite=Lax$/);
   const cookie = pair(set);
   const list = await get('/console', cookie);
@@ -97,7 +97,7 @@ describe('sessions', () => {
       expect(answer.text).toContain('id="console-sign-in"');
       expect(answer.text).not.toContain('Q3 report');
     }
-    for (const cookie of [undefined, 'hd_console=garbage', 'hd_console=e30.AAAA']) {
+    for (const cookie of [undefined, 'hd_web=garbage', 'hd_web=e30.AAAA']) {
       const headers = { origin: ORIGIN, ...(cookie === undefined ? {} : { cookie }) };
       const refused = await post(`/console/drops/${slug}/delete`, { csrf: 'x' }, headers);
       expect(refused.status).toBe(403);
@@ -115,7 +115,7 @@ describe('sessions', () => {
     const fresh = await signIn('ann');
     const out = await as(fresh, '/console/logout');
     expect(out.status).toBe(303);
-    expect(cookiesOf(out.headers['set-cookie'])[0]).toMatch(/^hd_console=; Path=\/; Max-Age=0/);
+    expect(cookiesOf(out.headers['set-cookie'])[0]).toMatch(/^hd_web=; Path=\/; Max-Age=0/);
   });
 
   it('one account per identity: the console and the API see the same account', async () => {

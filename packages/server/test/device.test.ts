@@ -28,7 +28,9 @@ async function signIn(code: string, username: string): Promise<string> {
     rawBody: form({ state, username }),
     headers: { cookie: signinCookie, 'content-type': 'application/x-www-form-urlencoded', origin: ORIGIN },
   });
-  expect(done.status, done.text).toBe(200);
+  // Signed in: on to the code's confirmation page, with the session (and nothing else) set.
+  expect(done.status, done.text).toBe(303);
+  expect(done.headers.location).toBe(`/verify?code=${code}`);
   return cookiesOf(done).join('; ');
 }
 

@@ -631,3 +631,32 @@ describe('length errors name the right limit', () => {
     expect(long.json.error.message).toContain('200');
   });
 });
+
+describe('an unknown path answers 404 whatever its body', () => {
+  const bodies: Array<[string, string, string]> = [
+    ['a form', 'application/x-www-form-urlencoded', 'a=1&b=%FF'],
+    ['plain text', 'text/plain', 'hello'],
+    ['malformed JSON', 'application/json', '{"a":'],
+    ['a body over the 64 KiB cap', 'application/x-www-form-urlencoded', `a=${big(70_000)}`],
+  ];
+  for (const [what, type, payload] of bodies) {
+    it(`POST /api/nothing and /nothing with ${what}: 404 not_found, not a body error`, async () => {
+      for (const url of ['/api/nothing', '/nothing', '/console/nothing/at/all']) {
+        const reply = await h.app.inject({ method: 'POST', url, headers: { 'content-type': type }, payload });
+        expect(reply.statusCode, `${url}: ${reply.body.slice(0, 200)}`).toBe(404);
+        expect(reply.json().error.code).toBe('not_found');
+      }
+    });
+  }
+
+  it('a browser posting a form to an unknown page gets the HTML 404 page; /api/ stays JSON', async () => {
+    const headers = { 'content-type': 'application/x-www-form-urlencoded', accept: 'text/html,*/*;q=0.8' };
+    const page404 = await h.app.inject({ method: 'POST', url: '/console/nothing', headers, payload: 'x=%FF' });
+    expect(page404.statusCode).toBe(404);
+    expect(page404.headers['content-type']).toMatch(/^text\/html/);
+    expect(page404.body).toContain('Page not found');
+    const api = await h.app.inject({ method: 'POST', url: '/api/nothing', headers, payload: 'x=%FF' });
+    expect(api.statusCode).toBe(404);
+    expect(api.json().error.code).toBe('not_found');
+  });
+});

@@ -223,7 +223,7 @@ const headersArb = fc.record(
       '',
     ),
     accept: fc.constantFrom('text/html', 'application/json', '*/*', 'text/markdown', 'image/png', ''),
-    cookie: fc.constantFrom('hd_cap=garbage', 'hd_session=x.y', 'a=b; hd_cap=', ''),
+    cookie: fc.constantFrom('hd_cap=garbage', 'hd_web=x.y', 'a=b; hd_cap=', ''),
     origin: fc.constantFrom('null', 'https://evil.example', 'http://drops.test'),
     'sec-fetch-site': fc.constantFrom('cross-site', 'same-origin', 'none'),
     'x-forwarded-for': fc.constantFrom('1.2.3.4', '::1', 'not-an-ip', '1.2.3.4, 5.6.7.8'),

@@ -3,7 +3,9 @@
  * and expiry, on the suite's database (SQLite, and PostgreSQL in the postgres project). The same races across three
  * processes are in scale/multi-instance.test.ts; the diff endpoint has its own suite.
  */
+import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { IDEMPOTENCY_LEASE_MS } from '../src/http/idempotency.js';
 import { createHarness, createTestClock, type Harness, page, type TestClock } from './helpers.js';
 import { serveOnLoopback } from './served.js';
 
@@ -215,7 +217,9 @@ describe('Idempotency-Key', () => {
     for (const reply of replies) expect([201, 409], reply.text).toContain(reply.status);
     for (const reply of replies.filter((r) => r.status === 409)) {
       expect(reply.json.error.code).toBe('request_in_progress');
-      expect(reply.headers['retry-after']).toBe('1');
+      // The seconds until the running claim would lapse: the whole lease, the clock standing still here.
+      expect(reply.headers['retry-after']).toBe(String(IDEMPOTENCY_LEASE_MS / 1000));
+      expect(reply.json.error.details.retry_after_seconds).toBe(IDEMPOTENCY_LEASE_MS / 1000);
     }
     const slugs = new Set(replies.filter((r) => r.status === 201).map((r) => r.json.slug));
     expect(slugs.size).toBe(1);
@@ -310,6 +314,49 @@ describe('Idempotency-Key', () => {
       kind: 'replay',
       answer: { status: 201, body: '{}', etag: null },
     });
+  });
+
+  it('renews a running claim only for its own request, and reports its lease to a repeat', async () => {
+    const ref = { accountId: 'u_renew', key: 'renew' };
+    const now = clock.now();
+    const times = { now, leaseUntil: now + 1000, expiresAt: now + 86_400_000 };
+    expect((await h.store.claimIdempotencyKey(ref, 'fp-1', times)).kind).toBe('claimed');
+    expect(await h.store.claimIdempotencyKey(ref, 'fp-1', times)).toEqual({
+      kind: 'in_progress',
+      leaseUntil: now + 1000,
+    });
+    expect(await h.store.renewIdempotencyKey(ref, 'fp-2', now + 5000)).toBe(false);
+    expect(await h.store.renewIdempotencyKey(ref, 'fp-1', now + 5000)).toBe(true);
+    // Renewed: no longer lapsed at the first lease's end.
+    const then = { ...times, now: now + 1000 };
+    expect(await h.store.claimIdempotencyKey(ref, 'fp-1', then)).toEqual({
+      kind: 'in_progress',
+      leaseUntil: now + 5000,
+    });
+    await h.store.completeIdempotencyKey(ref, { status: 201, body: '{}', etag: null });
+    expect(await h.store.renewIdempotencyKey(ref, 'fp-1', now + 9000)).toBe(false);
+  });
+
+  it('a claim left by a crashed instance holds its key only until its lease lapses, and says so', async () => {
+    const body = { title: 'After a crash', html: page('crash'), metadata: { run: 'crashed' } };
+    // The same request's claim, as an instance that stopped mid-request left it: running, leased from now (the
+    // fingerprint as http/idempotency.ts takes it: method, route, parameters, the body's SHA-256).
+    const account = (await h.call('GET', '/api/me', { token: alice })).json.user_id as string;
+    const ref = { accountId: account, key: 'crashed-2' };
+    const now = clock.now();
+    const digest = createHash('sha256').update(JSON.stringify(body)).digest('base64url');
+    const fingerprint = `POST /api/drops {} ${digest}`;
+    const times = { now, leaseUntil: now + IDEMPOTENCY_LEASE_MS, expiresAt: now + 86_400_000 };
+    expect((await h.store.claimIdempotencyKey(ref, fingerprint, times)).kind).toBe('claimed');
+    clock.advance(4_000);
+    const waiting = await h.call('POST', '/api/drops', { token: alice, headers: keyed('crashed-2'), body });
+    expect([waiting.status, waiting.json.error.code]).toEqual([409, 'request_in_progress']);
+    expect(waiting.headers['retry-after']).toBe(String(IDEMPOTENCY_LEASE_MS / 1000 - 4));
+    clock.advance((IDEMPOTENCY_LEASE_MS / 1000 - 4) * 1000);
+    const retried = await h.call('POST', '/api/drops', { token: alice, headers: keyed('crashed-2'), body });
+    expect(retried.status, retried.text).toBe(201);
+    const list = await h.call('GET', '/api/drops?metadata.run=crashed', { token: alice });
+    expect(list.json.pagination.total_items).toBe(1);
   });
 });
 

@@ -43,7 +43,15 @@ async function signIn(jar: Jar, base: string, origin: string, loginPath: string,
   const state = /name="state" value="([^"]+)"/.exec(await local.text())?.[1] ?? '';
   const signedIn = await fetch(`${base}/verify/callback`, form(jar, origin, { state, code, username }));
   jar.remember(signedIn);
-  if (signedIn.status !== 200) throw new Error(`sign-in failed: ${signedIn.status}`);
+  // Signed in: a 303 on to the page the sign-in began on.
+  if (signedIn.status !== 303) throw new Error(`sign-in failed: ${signedIn.status}`);
+}
+
+/** Signs `username` in at the console, as a browser does; the Cookie header of the session it gets. */
+export async function signInAtConsole(base: string, username: string): Promise<string> {
+  const jar = cookieJar();
+  await signIn(jar, base, base, '/console/login?next=/console', username);
+  return jar.header();
 }
 
 const csrfOf = (html: string) => /name="csrf" value="([^"]+)"/.exec(html)?.[1] ?? '';

@@ -13,7 +13,7 @@ import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Harness } from './helpers.js';
 import { buildTestApp, page } from './helpers.js';
-import { approveOAuthAsHuman } from './human.js';
+import { approveOAuthAsHuman, signInAtConsole } from './human.js';
 import { serveOnLoopback } from './served.js';
 
 let h: Harness;
@@ -496,6 +496,22 @@ describe('the approval page', () => {
     const html = await response.text();
     expect(html).toContain('&lt;b&gt;Sneaky&lt;/b&gt;');
     expect(html).toContain('id="sign-in"');
+  });
+
+  it('opens signed in for a person who signed in at the console (one session), and approves', async () => {
+    const url = await approvalUrl();
+    const cookie = await signInAtConsole(base, 'alice');
+    const html = await (await fetch(url, { headers: { cookie } })).text();
+    expect(html).toContain('Signed in as <strong>alice</strong>');
+    const csrf = /name="csrf" value="([^"]+)"/.exec(html)?.[1] ?? '';
+    const decided = await fetch(`${base}/verify/oauth/decide`, {
+      method: 'POST',
+      redirect: 'manual',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', origin: base, cookie },
+      body: new URLSearchParams({ request: url.searchParams.get('request') ?? '', csrf, decision: 'approve' }),
+    });
+    expect(decided.status).toBe(303);
+    expect(new URL(decided.headers.get('location') ?? '').searchParams.get('code')).toMatch(/\S/);
   });
 
   it('refuses a decision without the session CSRF token or from another origin, and a tampered request', async () => {

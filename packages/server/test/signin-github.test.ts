@@ -130,13 +130,13 @@ async function toCallback(started: Started, jar: CookieJar): Promise<URL> {
   return callback;
 }
 
-/** The continue page after a good callback, the confirm page, then Approve. */
+/** A good callback goes on (303) to the confirm page, signed in; then Approve. */
 async function approve(started: Started, jar: CookieJar, callback: URL): Promise<void> {
   const done = await get(callback.toString(), jar);
-  expect(done.status, done.text).toBe(200);
-  expect(jar.cookies.has('hd_session')).toBe(true);
+  expect(done.status, done.text).toBe(303);
+  expect(jar.cookies.has('hd_web')).toBe(true);
   expect(jar.cookies.has('hd_signin')).toBe(false);
-  const next = attribute(done.text, 'continue', 'href');
+  const next = String(done.location);
   expect(next).toBe(`/verify?code=${started.code}`);
   const confirm = await get(`${base}${next}`, jar);
   expect(confirm.status).toBe(200);
@@ -212,15 +212,15 @@ describe('sign-in with GitHub (stand-in)', () => {
     expect(refused.status).toBe(400);
     expect(outcomeOf(refused.text)).toBe('error');
     expect(refused.text).toContain('does not match this browser');
-    expect(refused.setCookies.filter((c) => c.startsWith('hd_session='))).toEqual([]);
-    expect(jar.cookies.has('hd_session')).toBe(false);
+    expect(refused.setCookies.filter((c) => c.startsWith('hd_web='))).toEqual([]);
+    expect(jar.cookies.has('hd_web')).toBe(false);
     expect(gh.exchanges.length).toBe(exchanges);
 
     // Another browser (no sign-in cookie) replaying the genuine callback is refused too.
     const stranger = await get(callback.toString(), new CookieJar());
     expect(stranger.status).toBe(400);
     expect(outcomeOf(stranger.text)).toBe('error');
-    expect(stranger.setCookies.filter((c) => c.startsWith('hd_session='))).toEqual([]);
+    expect(stranger.setCookies.filter((c) => c.startsWith('hd_web='))).toEqual([]);
     expect(gh.exchanges.length).toBe(exchanges);
 
     // The genuine answer still completes in the browser that started it.
@@ -240,7 +240,7 @@ describe('sign-in with GitHub (stand-in)', () => {
     expect(outcomeOf(rejected.text)).toBe('error');
     expect(rejected.text).toContain('bad_verification_code');
     expect(gh.exchanges.at(-1)?.answer).toEqual({ error: 'bad_verification_code' });
-    expect(jar.cookies.has('hd_session')).toBe(false);
+    expect(jar.cookies.has('hd_web')).toBe(false);
 
     const declined = new URL(`${base}/verify/callback`);
     declined.searchParams.set('error', 'access_denied');
@@ -249,7 +249,7 @@ describe('sign-in with GitHub (stand-in)', () => {
     expect(refused.status).toBe(400);
     expect(outcomeOf(refused.text)).toBe('error');
     expect(refused.text).toContain('access_denied');
-    expect(jar.cookies.has('hd_session')).toBe(false);
+    expect(jar.cookies.has('hd_web')).toBe(false);
 
     // A code is single use: once exchanged, replaying the same callback fails cleanly.
     await approve(started, jar, callback);

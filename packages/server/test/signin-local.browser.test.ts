@@ -67,6 +67,45 @@ describe('local sign-in in Chromium', () => {
   });
 });
 
+describe("one session for the service's pages", () => {
+  it('approving a device code at /verify signs the person in on /console: no second sign-in', async () => {
+    const flow = await start('one sign-in');
+    const context = await browser.newContext();
+    const page = await context.newPage();
+    await signIn(page, flow.verification_url, 'hana');
+    await page.locator('#approve').click();
+    await expect.poll(() => page.locator('#outcome').getAttribute('data-outcome')).toBe('approved');
+    await page.goto(`${base}/console`);
+    expect(await page.locator('#console-sign-in').count()).toBe(0);
+    expect(await page.locator('#signed-in-as').textContent()).toContain('hana');
+    const session = (await context.cookies(base)).find((c) => c.name === 'hd_web');
+    expect(session).toMatchObject({ httpOnly: true, sameSite: 'Lax', path: '/' });
+    expect((await context.cookies(base)).map((c) => c.name).sort()).toEqual(['hd_web']);
+    await context.close();
+  });
+
+  it('signing in at /console opens /verify signed in; signing out of the console ends it on /verify', async () => {
+    const context = await browser.newContext();
+    const page = await context.newPage();
+    await page.goto(`${base}/console`);
+    await Promise.all([page.waitForURL(/\/verify\/local\?state=/), page.locator('#console-sign-in').click()]);
+    await page.locator('#username').fill('ivan');
+    await Promise.all([page.waitForURL(`${base}/console`), page.locator('#local-sign-in').click()]);
+    const flow = await start('after the console');
+    await page.goto(flow.verification_url);
+    expect(await page.locator('#approve').count()).toBe(1);
+    expect(await page.locator('#signed-in-as').textContent()).toContain('ivan');
+    await page.goto(`${base}/console`);
+    await Promise.all([page.waitForURL(`${base}/console`), page.locator('#sign-out').click()]);
+    expect(await page.locator('#console-sign-in').count()).toBe(1);
+    await page.goto(flow.verification_url);
+    expect(await page.locator('#sign-in').count()).toBe(1);
+    expect(await page.locator('#approve').count()).toBe(0);
+    expect((await poll(flow.poll_token)).status).toBe('pending');
+    await context.close();
+  });
+});
+
 describe('a hostile drop against /verify', () => {
   let context: BrowserContext;
 

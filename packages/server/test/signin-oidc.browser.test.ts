@@ -2,7 +2,7 @@
  * Sign-in through a real OpenID Connect provider (oidc-provider on loopback), driven in real headless Chromium:
  * the agent's start, /verify, the provider's login and consent, the callback, approval, and the token it yields.
  * The provider is at `localhost`, the service at `127.0.0.1`: two different sites, as in production, so the
- * SameSite cookies of /verify are exercised across a cross-site redirect.
+ * SameSite cookies of /verify are exercised across a cross-site redirect; the session it sets opens the console too.
  */
 import type { Browser, BrowserContext } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -79,14 +79,16 @@ describe('sign-in with OpenID Connect in Chromium', () => {
 
     const context = await browser.newContext();
     await signInAndApprove(context, started, 'oidc e2e', 'first');
-    // The sign-in cookie is spent; the session cookie is host-only, HttpOnly, Strict and scoped to /verify.
+    // The sign-in cookie is spent; the one session cookie is host-only, HttpOnly, Lax, for every service page.
     const cookies = await context.cookies(`${base}/verify`);
     expect(cookies.find((c) => c.name === 'hd_signin')).toBeUndefined();
-    expect(cookies.find((c) => c.name === 'hd_session')).toMatchObject({
-      httpOnly: true,
-      sameSite: 'Strict',
-      path: '/verify',
-    });
+    expect(cookies.find((c) => c.name === 'hd_web')).toMatchObject({ httpOnly: true, sameSite: 'Lax', path: '/' });
+    // Approving signed the person in on the console too: no second sign-in, the provider is not asked again.
+    const logins = op.logins.length;
+    const consolePage = await context.newPage();
+    await consolePage.goto(`${base}/console`);
+    expect(await consolePage.locator('#signed-in-as').textContent()).toContain(DEFAULT_OIDC_USER.preferredUsername);
+    expect(op.logins.length).toBe(logins);
     await context.close();
 
     const { apiToken, userId } = await expectTokenOnce(base, started.poll_token);
@@ -161,7 +163,7 @@ describe('sign-in with OpenID Connect in Chromium', () => {
     // Refused before the code was exchanged: the provider saw no token request.
     expect(op.grants).toBe(grantsBefore);
     await page.screenshot({ path: screenshotPath('verify-oidc-tampered-state') });
-    expect((await context.cookies(`${base}/verify`)).find((c) => c.name === 'hd_session')).toBeUndefined();
+    expect((await context.cookies(`${base}/verify`)).find((c) => c.name === 'hd_web')).toBeUndefined();
     await context.close();
     expect(await poll(started)).toEqual({ status: 'pending' });
   });

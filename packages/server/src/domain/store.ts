@@ -94,8 +94,8 @@ export type IdempotencyClaim =
   | { readonly kind: 'replay'; readonly answer: KeptAnswer }
   /** The key was used for another request (another method, path or body). */
   | { readonly kind: 'reused' }
-  /** The first request with this key is still running. */
-  | { readonly kind: 'in_progress' };
+  /** The first request with this key is still running; its claim holds until `leaseUntil` unless renewed. */
+  | { readonly kind: 'in_progress'; readonly leaseUntil: number };
 
 export interface IdempotencyKeyRef {
   readonly accountId: string;
@@ -331,14 +331,20 @@ export interface IdempotencyStore {
   /**
    * Claims an idempotency key for a request with this fingerprint, atomically across instances: the first caller
    * gets 'claimed' (the row is inserted, running, leased until `leaseUntil`); later callers get the kept answer, or
-   * 'reused' (another fingerprint), or 'in_progress'. A key whose kept answer expired, or whose running claim's lease
-   * ran out (its instance stopped), is claimed afresh (a lapsed lease only by the same fingerprint).
+   * 'reused' (another fingerprint), or 'in_progress' (with the running claim's lease). A key whose kept answer
+   * expired, or whose running claim's lease ran out (its instance stopped), is claimed afresh (a lapsed lease only by
+   * the same fingerprint).
    */
   claimIdempotencyKey(
     ref: IdempotencyKeyRef,
     fingerprint: string,
     times: { readonly now: number; readonly leaseUntil: number; readonly expiresAt: number },
   ): Promise<IdempotencyClaim>;
+  /**
+   * Extends a running claim's lease to `leaseUntil` while its request runs (http/idempotency.ts renews it); false
+   * when the key is no longer a running claim for this fingerprint (its answer was kept, or it was given up).
+   */
+  renewIdempotencyKey(ref: IdempotencyKeyRef, fingerprint: string, leaseUntil: number): Promise<boolean>;
   /** Keeps the answer of a claimed key (only while it is still running). */
   completeIdempotencyKey(ref: IdempotencyKeyRef, answer: KeptAnswer): Promise<void>;
   /** Gives up a claimed key that has no answer to keep, so that a retry runs again. */

@@ -10,7 +10,7 @@ import type { Services } from '../services.js';
 import { limitConnectionsPerClient } from './connection-limit.js';
 import { installErrorHandlers } from './error-handler.js';
 import { answerClientError, answerFrameworkError, answerShuttingDown } from './framework-errors.js';
-import { installIdempotency, noteBodyDigest } from './idempotency.js';
+import { IDEMPOTENCY_LEASE_MS, installIdempotency, noteBodyDigest } from './idempotency.js';
 import { parseJsonBody } from './json-body.js';
 import { accountRoutes } from './routes/account.js';
 import { authRoutes } from './routes/auth.js';
@@ -169,7 +169,9 @@ async function installRequestHandling(app: TypedApp, services: Services): Promis
   installIdempotency(app, {
     store,
     clock,
-    leaseMs: Math.max(60_000, 2 * (config.requestTimeoutMs + config.headersTimeoutMs)),
+    leaseMs: IDEMPOTENCY_LEASE_MS,
+    // A request still running after twice the time a client has to send it is taken to be stuck.
+    maxRunMs: Math.max(60_000, 2 * (config.requestTimeoutMs + config.headersTimeoutMs)),
   });
   installErrorHandlers(app, config.limits, config.baseUrl);
 }

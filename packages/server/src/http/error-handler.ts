@@ -4,13 +4,13 @@
  * body. Unknown paths get the JSON `not_found` or, for a browser outside /api/, the page-not-found page.
  */
 
-import type { FastifyError, FastifyInstance } from 'fastify';
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Limits } from '../config.js';
 import { ApiError, isApiError } from '../errors.js';
 import { prefersHtml } from './accept.js';
 import { bearerChallenge, isMcpPath, MCP_CORS } from './bearer-challenge.js';
 import { refusePage } from './page-reply.js';
-import { escapeHtml, NOT_FOUND_PAGE, PAGE_NOT_FOUND_PAGE, simplePage } from './pages/layout.js';
+import { failedPage, NOT_FOUND_PAGE, PAGE_NOT_FOUND_PAGE } from './pages/layout.js';
 import { validationError } from './validation.js';
 
 /**
@@ -53,7 +53,7 @@ export function installErrorHandlers(app: FastifyInstance, limits: Limits, baseU
     if (apiError.status >= 500) request.log.error({ err: error, reqId: request.id }, 'request failed');
     if (request.url.startsWith('/p/')) {
       // Public pages answer HTML, also when something fails.
-      return refusePage(reply, apiError, simplePage('Something went wrong', `<p>${escapeHtml(apiError.message)}</p>`));
+      return refusePage(reply, apiError, failedPage(apiError));
     }
     if (apiError.status === 401) {
       reply.header('www-authenticate', bearerChallenge(baseUrl, request.url, apiError.code === 'invalid_token'));
@@ -63,13 +63,20 @@ export function installErrorHandlers(app: FastifyInstance, limits: Limits, baseU
     return reply.code(apiError.status).type('application/json; charset=utf-8').send(apiError.toBody());
   });
 
-  app.setNotFoundHandler((request, reply) => {
-    if (request.url.startsWith('/p/')) return refusePage(reply, 'not_found', NOT_FOUND_PAGE);
-    // docs/api.md "Browser paths": a browser gets a page; /api/ and every other client get JSON.
-    if (!request.url.startsWith('/api/') && prefersHtml(request.headers.accept)) {
-      return refusePage(reply, 'not_found', PAGE_NOT_FOUND_PAGE);
-    }
-    const error = new ApiError('not_found', { message: `No route ${request.method} ${request.url.split('?')[0]}.` });
-    return reply.code(404).send(error.toBody());
+  // An unknown path is answered before its body is read: 404 whatever the body (its type, encoding or size).
+  app.addHook('onRequest', async (request, reply) => {
+    if (request.is404) return answerNotFound(request, reply);
   });
+  app.setNotFoundHandler(answerNotFound);
+}
+
+/** The 404 of a path no route matches (docs/api.md 7 and "Browser paths"). */
+function answerNotFound(request: FastifyRequest, reply: FastifyReply): FastifyReply {
+  if (request.url.startsWith('/p/')) return refusePage(reply, 'not_found', NOT_FOUND_PAGE);
+  // docs/api.md "Browser paths": a browser gets a page; /api/ and every other client get JSON.
+  if (!request.url.startsWith('/api/') && prefersHtml(request.headers.accept)) {
+    return refusePage(reply, 'not_found', PAGE_NOT_FOUND_PAGE);
+  }
+  const error = new ApiError('not_found', { message: `No route ${request.method} ${request.url.split('?')[0]}.` });
+  return reply.code(404).type('application/json; charset=utf-8').send(error.toBody());
 }

@@ -21,12 +21,18 @@ export interface CookieSpec {
   readonly csrfPurpose: string;
 }
 
-/** The human approving a device request on /verify; Strict, so a cross-site request never carries it. */
-export const VERIFY_SESSION: CookieSpec = {
-  name: 'hd_session',
-  path: '/verify',
-  ttlMs: 60 * 60_000,
-  sameSite: 'Strict',
+/**
+ * The one session of the service's own pages (docs/decisions/0032-one-session-forms-as-pages-short-claims.md): signing in at
+ * /verify, the OAuth approval or the console signs the person in on all of them, and signing out anywhere ends it
+ * everywhere. 7 days; Lax, so a link from a chat or a mail opens the console signed in and the provider's cross-site
+ * redirect back lands signed in (every change is still a POST with the exact Origin and the CSRF token); path `/`,
+ * so the viewer knows a drop's owner; host-only, so never sent to a drop's content origin.
+ */
+export const WEB_SESSION: CookieSpec = {
+  name: 'hd_web',
+  path: '/',
+  ttlMs: 7 * 24 * 60 * 60_000,
+  sameSite: 'Lax',
   purpose: 'session',
   csrfPurpose: 'csrf',
 };
@@ -42,17 +48,14 @@ export const SIGN_IN: CookieSpec = {
 };
 
 /**
- * The owner's console session: 7 days, Lax (a link to the console from elsewhere opens it signed in; every change
- * is still a POST with Origin and CSRF checks), path `/` so the viewer knows its owner.
+ * The two sessions before there was one (docs/decisions/0020-console-sessions.md): /verify's `hd_session` on path
+ * `/verify` and the console's `hd_console`. No longer read; cleared at sign-in and sign-out, so that a browser stops
+ * sending them.
  */
-export const CONSOLE_SESSION: CookieSpec = {
-  name: 'hd_console',
-  path: '/',
-  ttlMs: 7 * 24 * 60 * 60_000,
-  sameSite: 'Lax',
-  purpose: 'console',
-  csrfPurpose: 'console-csrf',
-};
+const EARLIER_SESSIONS: ReadonlyArray<Pick<CookieSpec, 'name' | 'path' | 'sameSite'>> = [
+  { name: 'hd_session', path: '/verify', sameSite: 'Strict' },
+  { name: 'hd_console', path: '/', sameSite: 'Lax' },
+];
 
 /** The signed payload of a session cookie: who signed in. */
 export interface SessionPayload {
@@ -68,6 +71,10 @@ export interface WebSessions {
   set(spec: CookieSpec, payload: object): string;
   /** A Set-Cookie header that removes the cookie. */
   clear(spec: CookieSpec): string;
+  /** The Set-Cookie headers that sign `session` in on every page of the service (WEB_SESSION). */
+  signIn(session: SessionPayload): string[];
+  /** The Set-Cookie headers that end the session on every page of the service. */
+  signOut(): string[];
   /** The cookie's payload, when present, genuine and unexpired. */
   read<T extends object>(request: FastifyRequest, spec: CookieSpec): T | undefined;
   /** The CSRF token for the forms of a page rendered for this request's session cookie. */
@@ -86,10 +93,18 @@ export function createWebSessions(signer: Signer, baseUrl: string): WebSessions 
   const raw = (request: FastifyRequest, spec: CookieSpec) => cookieValue(request.headers.cookie, spec.name);
   const read = <T extends object>(request: FastifyRequest, spec: CookieSpec) =>
     signer.verify<T>(spec.purpose, raw(request, spec));
+  const set = (spec: CookieSpec, payload: object) =>
+    header(spec, signer.sign(spec.purpose, payload, spec.ttlMs), spec.ttlMs / 1000);
+  const clearEarlier = () =>
+    EARLIER_SESSIONS.map((spec) =>
+      serializeCookie(spec.name, '', { path: spec.path, maxAgeSeconds: 0, sameSite: spec.sameSite, secure }),
+    );
   return {
     origin,
-    set: (spec, payload) => header(spec, signer.sign(spec.purpose, payload, spec.ttlMs), spec.ttlMs / 1000),
+    set,
     clear: (spec) => header(spec, '', 0),
+    signIn: (session) => [set(WEB_SESSION, session), ...clearEarlier()],
+    signOut: () => [header(WEB_SESSION, '', 0), ...clearEarlier()],
     read,
     csrf: (request, spec) => signer.mac(spec.csrfPurpose, raw(request, spec) ?? ''),
     csrfMatches: (request, spec, token) => signer.matches(spec.csrfPurpose, raw(request, spec) ?? '', token),

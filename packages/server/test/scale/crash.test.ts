@@ -2,9 +2,13 @@
  * A crash mid-write loses nothing acknowledged: the built service takes concurrent creates and new versions, is
  * killed with SIGKILL at a random moment, and restarted on the same database; every write it had answered with
  * 2xx is there, with the exact bytes, on SQLite and on PostgreSQL. Writes cut off by the kill may or may not have
- * landed; none lands half (a drop is never without its version 1).
+ * landed; none lands half (a drop is never without its version 1). And a request with an Idempotency-Key killed
+ * mid-request holds its key only for the claim's short lease: a retry is told how long, then runs (PostgreSQL,
+ * where a row lock holds the request at a known point).
  */
+import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
+import { IDEMPOTENCY_LEASE_MS } from '../../src/http/idempotency.js';
 import { createTestDatabase, DIALECTS, type TestDatabase } from '../databases.js';
 import { freePort, type RunningServer, runCli, startServer } from '../process.js';
 
@@ -116,3 +120,85 @@ for (const dialect of DIALECTS) {
     }, 120_000);
   });
 }
+
+/** Resolves when `check` is true, asking again every 50 ms (the service's progress is only visible in the database). */
+async function until(check: () => Promise<boolean>, what: string): Promise<void> {
+  const deadline = Date.now() + 20_000;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+describe('kill -9 during a write with an Idempotency-Key (postgres)', () => {
+  it('a running claim is renewed past its lease; after the kill a retry waits at most the lease, then runs once', async () => {
+    const database = await createTestDatabase('postgres');
+    databases.push(database);
+    const env = { HTMLDROP_DATA_DIR: database.dataDir, HTMLDROP_DATABASE_URL: String(database.databaseUrl) };
+    const minted = await runCli(['token', 'create', '--user', 'keyed'], env);
+    expect(minted.code, minted.stderr).toBe(0);
+    const token = minted.stdout.trim();
+    const lock = new pg.Client({ connectionString: database.databaseUrl });
+    await lock.connect();
+    const port = String(await freePort());
+    const first = await startServer({ ...env, PORT: port });
+    const send = () =>
+      fetch(`${first.baseUrl}/api/drops`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', 'idempotency-key': 'k-1' },
+        body: JSON.stringify({ title: 'Keyed', html: '<!doctype html><p>keyed</p>' }),
+      });
+    try {
+      // Hold the account's row: the create claims its key, then waits for the row to count the new drop.
+      await lock.query('BEGIN');
+      await lock.query(`SELECT id FROM accounts WHERE login = 'keyed' FOR UPDATE`);
+      const lockPid = (await lock.query('SELECT pg_backend_pid() AS pid')).rows[0].pid as number;
+      const cutOff = send().catch(() => 'cut off');
+      const observer = new pg.Client({ connectionString: database.databaseUrl });
+      await observer.connect();
+      await until(async () => {
+        const waiting = await observer.query(
+          'SELECT count(*)::int AS n FROM pg_stat_activity WHERE $1 = ANY(pg_blocking_pids(pid))',
+          [lockPid],
+        );
+        return waiting.rows[0].n > 0;
+      }, 'the create to wait for the account row');
+      // Running longer than a lease: renewed, so a retry still finds it in progress.
+      await new Promise((resolve) => setTimeout(resolve, IDEMPOTENCY_LEASE_MS + 1000));
+      const running = await send();
+      expect(running.status).toBe(409);
+      expect(Number(running.headers.get('retry-after'))).toBeLessThanOrEqual(IDEMPOTENCY_LEASE_MS / 1000);
+      await first.stop('SIGKILL');
+      expect(await cutOff).toBe('cut off');
+      await lock.query('ROLLBACK');
+      await observer.end();
+
+      const second = await startServer({ ...env, PORT: port });
+      try {
+        const retry = await send();
+        expect(retry.status).toBe(409);
+        const wait = Number(retry.headers.get('retry-after'));
+        expect(wait).toBeGreaterThanOrEqual(1);
+        expect(wait).toBeLessThanOrEqual(IDEMPOTENCY_LEASE_MS / 1000);
+        expect(((await retry.json()) as { error: { details: { retry_after_seconds: number } } }).error.details).toEqual(
+          {
+            retry_after_seconds: wait,
+          },
+        );
+        // What a client does: wait as told, then send the same request again.
+        await new Promise((resolve) => setTimeout(resolve, wait * 1000));
+        const done = await send();
+        expect(done.status, await done.clone().text()).toBe(201);
+        const again = await send();
+        expect(again.headers.get('idempotent-replayed')).toBe('true');
+        const list = await fetch(`${second.baseUrl}/api/drops`, { headers: { authorization: `Bearer ${token}` } });
+        expect(((await list.json()) as { pagination: { total_items: number } }).pagination.total_items).toBe(1);
+      } finally {
+        await second.stop();
+      }
+    } finally {
+      await lock.end();
+      await first.stop('SIGKILL');
+    }
+  }, 90_000);
+});

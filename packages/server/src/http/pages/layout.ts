@@ -7,8 +7,8 @@ export function escapeHtml(text: string): string {
   return text.replace(/[&<>"']/g, (c) => ESCAPES[c] ?? c);
 }
 
-const STYLE = `:root{color-scheme:light dark;--fg:#1d2430;--muted:#5b6675;--bg:#f6f7f9;--card:#fff;--accent:#3758f9;--on-accent:#fff}
-@media (prefers-color-scheme:dark){:root{--fg:#e7eaf0;--muted:#9aa4b2;--bg:#0f1217;--card:#181c23;--accent:#8aa0ff;--on-accent:#0f1217}}
+const STYLE = `:root{color-scheme:light dark;--fg:#1d2430;--muted:#5b6675;--bg:#f6f7f9;--card:#fff;--accent:#3758f9;--on-accent:#fff;--err-fg:#b42318;--err-bg:#fef3f2}
+@media (prefers-color-scheme:dark){:root{--fg:#e7eaf0;--muted:#9aa4b2;--bg:#0f1217;--card:#181c23;--accent:#8aa0ff;--on-accent:#0f1217;--err-fg:#ffb4ab;--err-bg:#3a1d1b}}
 *{box-sizing:border-box}body{margin:0;min-height:100vh;display:grid;place-items:center;background:var(--bg);color:var(--fg);
 font:16px/1.5 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;padding:24px}
 main{max-width:480px;width:100%;background:var(--card);border-radius:14px;padding:28px;box-shadow:0 1px 3px rgba(0,0,0,.08)}
@@ -22,7 +22,7 @@ background:var(--card);color:var(--fg);margin:4px 0 12px}
 button,.button{font:600 .95rem/1 system-ui,sans-serif;padding:11px 18px;border-radius:8px;border:1px solid transparent;cursor:pointer;
 text-decoration:none;display:inline-block}.primary{background:var(--accent);color:var(--on-accent)}
 .secondary{background:transparent;color:var(--fg);border-color:#c9ced6}.link{background:none;border:0;padding:0;color:var(--accent);font-weight:400}
-.err{color:#b42318;background:#fef3f2;border-radius:8px;padding:8px 12px}.small{font-size:.85rem}`;
+.err{color:var(--err-fg);background:var(--err-bg);border-radius:8px;padding:8px 12px}.small{font-size:.85rem}`;
 
 /**
  * A small centred page with a heading and a message (HTML already escaped by the caller). The document title is
@@ -69,4 +69,24 @@ export function versionNotFoundPage(slug: string, version: string, latestVersion
     'Version not found',
     `<p>Version ${escapeHtml(version)} of this drop does not exist: it was deleted, or never published.</p><p><a href="${escapeHtml(latest)}">Open the latest version (version ${latestVersion})</a></p>`,
   );
+}
+
+/**
+ * A form refused before anything was done (it could not be read, was not a form, or was too large), or a failure
+ * in one of the service's small rooms (/verify): what went wrong, and where to go on.
+ */
+export function refusedFormPage(
+  message: string,
+  next: { readonly href: string; readonly text: string },
+  failed = false,
+): string {
+  return simplePage(
+    failed ? 'Something went wrong' : 'Form not accepted',
+    `<p class="err" id="form-error" role="alert">${escapeHtml(message)}</p><p><a href="${escapeHtml(next.href)}" id="form-next">${escapeHtml(next.text)}</a></p>`,
+  );
+}
+
+/** A request under /p/ that failed unexpectedly (the message is the catalogue's, never a stack). */
+export function failedPage(error: { readonly message: string }): string {
+  return simplePage('Something went wrong', `<p>${escapeHtml(error.message)}</p>`);
 }

@@ -1,6 +1,12 @@
 /** The agent protocol (GET /api/onboard), llms.txt and the agent card: one text, several shapes. */
 import type { Config, Limits } from '../../config.js';
 
+/**
+ * The oldest Node.js the CLI runs on, as the pages say it: the client's MIN_NODE_VERSION, which the service does not
+ * import at start-up (it loads the client package only on first use); node-version.test.ts holds the two equal.
+ */
+export const CLI_MIN_NODE_VERSION = '20.19';
+
 /** The heading and what the service does. */
 function introSection(b: string): string {
   return `# htmldrop: publish an HTML document, get a public URL
@@ -12,7 +18,7 @@ no build step). You get a public URL that never changes; uploading again creates
 
 /** The CLI and the MCP server, the shortest way in. */
 function cliSection(b: string): string {
-  return `## Fastest: the htmldrop CLI (Node.js 20.19+)
+  return `## Fastest: the htmldrop CLI (Node.js ${CLI_MIN_NODE_VERSION} or later)
 The service hands out its own CLI; nothing else to install:
 
     export HTMLDROP_SERVER=${b}

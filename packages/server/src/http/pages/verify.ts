@@ -80,13 +80,3 @@ export function outcomePage(outcome: Outcome, detail?: string): string {
   const [title, text] = OUTCOMES[outcome];
   return simplePage(title, `<p id="outcome" data-outcome="${outcome}">${escapeHtml(detail ?? text)}</p>`);
 }
-
-/** Continues to `href` with a same-site navigation (so SameSite=Strict cookies set just now are sent). */
-export function continuePage(href: string): string {
-  const safe = escapeHtml(href);
-  return simplePage(
-    'Signed in',
-    `<p>Signed in. <a href="${safe}" id="continue">Continue</a></p>`,
-    `<meta http-equiv="refresh" content="0;url=${safe}">`,
-  );
-}

@@ -84,8 +84,13 @@ export interface GateModel {
   slug: string;
   /** Form POST target path, e.g. /p/<slug>/unlock?v=3. */
   action: string;
-  /** 'foreign': the form was posted from another site or a sandboxed document, not from this page. */
-  error: 'wrong' | 'rate_limited' | 'foreign' | null;
+  /**
+   * 'foreign': the form was posted from another site or a sandboxed document, not from this page; 'form': the form
+   * itself was refused (not readable, not a form, too large), as `detail` says.
+   */
+  error: 'wrong' | 'rate_limited' | 'foreign' | 'form' | null;
+  /** With 'form': the refusal's message. */
+  detail?: string;
   /** With 'rate_limited': seconds until another attempt is accepted. */
   retryAfterSeconds?: number;
   nonce: string;
@@ -435,7 +440,9 @@ export function renderGate(model: GateModel): string {
         ? 'For your safety, a passcode is only accepted from this page. Enter it here.'
         : limited
           ? rateLimitMessage(model.retryAfterSeconds)
-          : null;
+          : model.error === 'form'
+            ? `${model.detail ?? 'The form could not be read.'} Enter the passcode again.`
+            : null;
   const error = message === null ? '' : `<p class="err" id="gate-error" role="alert">${escapeHtml(message)}</p>`;
   const inputAttrs = [
     'type="password"',

@@ -95,16 +95,18 @@ function dropPageKit(deps: ConsoleRouteDeps) {
   const again = async (v: Visit, request: FastifyRequest, error: string, withForm = false) => {
     const loaded = await load(v, paramsOf(request).slug);
     const body = request.body;
-    const form = withForm
-      ? {
-          title: formField(body, 'title'),
-          description: formField(body, 'description'),
-          tags: formField(body, 'tags'),
-          comments: formField(body, 'comments'),
-          network: formField(body, 'network'),
-          networkOrigins: formField(body, 'network_origins'),
-        }
-      : undefined;
+    // A form refused before it was read has no fields: the stored details are shown instead.
+    const form =
+      withForm && typeof body === 'object' && body !== null
+        ? {
+            title: formField(body, 'title'),
+            description: formField(body, 'description'),
+            tags: formField(body, 'tags'),
+            comments: formField(body, 'comments'),
+            network: formField(body, 'network'),
+            networkOrigins: formField(body, 'network_origins'),
+          }
+        : undefined;
     return dropPage({
       who: v.who,
       nonce: v.nonce,

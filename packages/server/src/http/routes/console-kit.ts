@@ -1,13 +1,13 @@
 /**
  * What every console route shares (docs/console.md): who is signed in, the page and refusal writers, and the two
  * shapes of a console handler. `page()` is a GET that changes nothing: signed out, it shows the sign-in page; an
- * unknown or foreign drop is the same 404 page. `action()` is a POST: the exact Origin, the console session and its
+ * unknown or foreign drop is the same 404 page. `action()` is a POST: the exact Origin, the session and its
  * CSRF token are checked before anything else (403 `cross_site`, nothing done); a write counts toward the account's
  * write limits as the API's writes do (write-budget.ts); success goes back with 303, a refusal shows the page again with the
  * readable message and the catalogue's status.
  */
 import { randomBytes } from 'node:crypto';
-import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyReply, FastifyRequest, RouteOptions } from 'fastify';
 import type { Config } from '../../config.js';
 import type { AccountDeps } from '../../domain/accounts.js';
 import type { CommentDeps } from '../../domain/comments.js';
@@ -15,11 +15,12 @@ import type { DropDeps } from '../../domain/drops.js';
 import type { StatsDeps } from '../../domain/stats.js';
 import { type ApiError, isApiError } from '../../errors.js';
 import type { IdentityProvider } from '../../identity/index.js';
+import { type FormRefusal, formErrorHandler } from '../forms.js';
 import { refusePage, servicePage, showPage } from '../page-reply.js';
 import { signedOutPage, type Who } from '../pages/console.js';
 import { consoleShell, notice } from '../pages/console-layout.js';
 import type { Schemas } from '../schemas.js';
-import { CONSOLE_SESSION, type SessionPayload, type WebSessions } from '../web-session.js';
+import { type SessionPayload, WEB_SESSION, type WebSessions } from '../web-session.js';
 
 /** What the console uses: the drops and accounts domains, the provider and the web sessions. */
 export interface ConsoleRouteDeps {
@@ -53,10 +54,30 @@ export interface ActionOptions {
 
 export interface ConsoleKit {
   page(render: (v: Visit, request: FastifyRequest, reply: FastifyReply) => Promise<FastifyReply>): Handler;
+  /**
+   * A POST's handler. A form refused before the handler ran (not readable, not a form, over CONSOLE_FORM_BYTES)
+   * shows the action's page again, as a refusal by the handler does (the error handler that `errorPages` gives the
+   * action's route).
+   */
   action(options: ActionOptions): Handler;
   show(reply: FastifyReply, v: Visit, html: string): FastifyReply;
   refuse(reply: FastifyReply, v: Visit, error: ApiError, html: string): FastifyReply;
+  /** The room's page for anything else that fails (the sign-out form, a page that could not be built). */
+  readonly failed: FormRefusal;
+  /**
+   * `onRequest` of every console POST: the exact Origin and a live session before the body is read, so only a
+   * signed-in owner's form is read at all (up to CONSOLE_FORM_BYTES); the CSRF token is checked with the form.
+   */
+  checkSender(request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply | undefined>;
+  /** An `onRoute` hook: each action's route gets the error handler that shows the action's page again. */
+  errorPages(route: RouteOptions): void;
 }
+
+/**
+ * The cap on a console form: far above what its fields take (a description of 500 characters, ten tags), so that
+ * a pasted text too long for a field is read and refused with that field's limit, the form shown as typed.
+ */
+export const CONSOLE_FORM_BYTES = 1_048_576;
 
 /** What a finished action says on the page it goes back to (a fixed table: nothing from the URL is echoed). */
 export const DONE: Readonly<Record<string, string>> = {
@@ -94,19 +115,23 @@ export function refusalText(error: ApiError): string {
 const newNonce = () => randomBytes(16).toString('base64');
 const hidden = (error: unknown) => isApiError(error) && (error.code === 'not_found' || error.code === 'forbidden');
 
-/** A console page outside a signed-in visit: a refusal, or the sign-in page. */
-function bareRefusal(reply: FastifyReply, message: string): FastifyReply {
+/** A console page outside a signed-in visit, or one that could not be built: the refusal and a way back. */
+function bareRefusal(reply: FastifyReply, message: string, refusal: ApiError | 'cross_site' = 'cross_site') {
   const nonce = newNonce();
-  const body = `<h1>Refused</h1>${notice('err', message)}<p><a href="/console">Open the console</a></p>`;
-  return refusePage(reply, 'cross_site', consoleShell({ title: 'Refused', nonce, body }), servicePage(nonce));
+  const failed = typeof refusal !== 'string' && refusal.status >= 500;
+  const title = failed ? 'Something went wrong' : 'Refused';
+  const body = `<h1>${title}</h1>${notice('err', message)}<p><a href="/console">Open the console</a></p>`;
+  return refusePage(reply, refusal, consoleShell({ title, nonce, body }), servicePage(nonce));
 }
 
 export function createConsoleKit(deps: ConsoleRouteDeps): ConsoleKit {
   const { sessions } = deps;
+  /** Each action's handler and the error handler of its route (onRoute sees the handler as it was given). */
+  const actionPages = new WeakMap<Handler, ReturnType<typeof formErrorHandler>>();
   const visit = (request: FastifyRequest): Visit | undefined => {
-    const session = sessions.read<SessionPayload>(request, CONSOLE_SESSION);
+    const session = sessions.read<SessionPayload>(request, WEB_SESSION);
     if (session === undefined) return undefined;
-    const who = { login: session.login, provider: session.provider, csrf: sessions.csrf(request, CONSOLE_SESSION) };
+    const who = { login: session.login, provider: session.provider, csrf: sessions.csrf(request, WEB_SESSION) };
     return { session, who, nonce: newNonce() };
   };
   const notFound = (reply: FastifyReply, v: Visit) => {
@@ -133,33 +158,58 @@ export function createConsoleKit(deps: ConsoleRouteDeps): ConsoleKit {
         throw error;
       }
     },
-    action: (options) => async (request, reply) => {
-      const session = sessions.checkPost(request, CONSOLE_SESSION);
-      const v = visit(request);
-      if (session === undefined || v === undefined) {
-        return bareRefusal(reply, 'This form did not come from your console, or your session ended. Try again.');
-      }
-      try {
-        if (options.write) await request.spendWrite(session.accountId);
-        const next = await options.run(session, request);
-        return reply.header('cache-control', 'no-store').redirect(next, 303);
-      } catch (error) {
-        if (!isApiError(error)) throw error;
+    action: (options) => {
+      /** The action's page again with the refusal: a foreign drop is the 404 page; a failure, the bare page. */
+      const refused: FormRefusal = async (request, reply, error) => {
+        const v = visit(request);
+        if (v === undefined || error.status >= 500) return bareRefusal(reply, refusalText(error), error);
         if (hidden(error)) return notFound(reply, v);
         return kit.refuse(reply, v, error, await options.refused(v, request, refusalText(error)));
-      }
+      };
+      const handler: Handler = async (request, reply) => {
+        const session = sessions.checkPost(request, WEB_SESSION);
+        if (session === undefined) return bareRefusal(reply, FOREIGN_FORM);
+        try {
+          if (options.write) await request.spendWrite(session.accountId);
+          const next = await options.run(session, request);
+          return reply.header('cache-control', 'no-store').redirect(next, 303);
+        } catch (error) {
+          if (!isApiError(error)) throw error;
+          return refused(request, reply, error);
+        }
+      };
+      actionPages.set(handler, formErrorHandler(CONSOLE_FORM_BYTES, refused));
+      return handler;
+    },
+    failed: async (request, reply, error) => {
+      const v = visit(request);
+      if (v === undefined || error.status >= 500) return bareRefusal(reply, refusalText(error), error);
+      const body = `<h1>Not done</h1>${notice('err', refusalText(error))}<p><a href="/console">Back to your drops</a></p>`;
+      const html = consoleShell({ title: 'Not done', nonce: v.nonce, who: v.who, body });
+      return kit.refuse(reply, v, error, html);
+    },
+    errorPages(route) {
+      const errorHandler = actionPages.get(route.handler as Handler);
+      if (errorHandler !== undefined) route.errorHandler = errorHandler;
+    },
+    async checkSender(request, reply) {
+      if (request.method !== 'POST') return undefined;
+      const live = request.headers.origin === sessions.origin && sessions.read(request, WEB_SESSION) !== undefined;
+      return live ? undefined : bareRefusal(reply, FOREIGN_FORM);
     },
   };
   return kit;
 }
 
-/** POST /console/logout: ends the console session (Origin and CSRF checked like every console POST). */
+const FOREIGN_FORM = 'This form did not come from your console, or your session ended. Try again.';
+
+/** POST /console/logout: ends the session on every page (Origin and CSRF checked like every console POST). */
 export function logout(sessions: WebSessions): Handler {
   return async (request, reply) => {
-    if (sessions.checkPost(request, CONSOLE_SESSION) === undefined) {
+    if (sessions.checkPost(request, WEB_SESSION) === undefined) {
       return bareRefusal(reply, 'Sign-out must come from your console.');
     }
-    reply.header('set-cookie', sessions.clear(CONSOLE_SESSION));
+    reply.header('set-cookie', sessions.signOut());
     return reply.header('cache-control', 'no-store').redirect('/console', 303);
   };
 }

@@ -12,7 +12,14 @@ import { dropListPage, type ListState, SORTS, tokensPage } from '../pages/consol
 import { METADATA_KEY_PATTERN } from '../schemas.js';
 import type { TypedApp } from '../typed-app.js';
 import { registerDropPages } from './console-drop.js';
-import { type ConsoleKit, type ConsoleRouteDeps, createConsoleKit, doneOf, logout } from './console-kit.js';
+import {
+  CONSOLE_FORM_BYTES,
+  type ConsoleKit,
+  type ConsoleRouteDeps,
+  createConsoleKit,
+  doneOf,
+  logout,
+} from './console-kit.js';
 import { beginSignIn } from './sign-in.js';
 
 /** Drops per console page. */
@@ -113,7 +120,9 @@ export async function consoleRoutes(app: TypedApp, deps: ConsoleRouteDeps): Prom
     accounts: deps.accounts,
     sessions: deps.sessions,
   };
-  acceptFormPosts(app);
+  acceptFormPosts(app, { bodyLimit: CONSOLE_FORM_BYTES, refuse: kit.failed });
+  app.addHook('onRequest', kit.checkSender);
+  app.addHook('onRoute', kit.errorPages);
   const hide = { schema: { hide: true } };
   app.get('/console/login', hide, async (request, reply) =>
     beginSignIn(signIn, request, reply, { console: text((request.query as Query).next) || '/console' }),

@@ -1,6 +1,6 @@
 /**
  * /verify/oauth: where the human signs in through the identity provider and approves or denies an MCP client's
- * OAuth request (docs/api.md, "Remote MCP and OAuth"), built like /verify: the same Strict session cookie and
+ * OAuth request (docs/api.md, "Remote MCP and OAuth"), built like /verify: the same session (web-session.ts) and
  * sign-in (sign-in.ts), approval only by POST with the session's CSRF token and an exact Origin, unframeable pages.
  * The request arrives signed by /oauth/authorize (oauth-request.ts), so nothing is stored before the human decides;
  * approving issues a one-time code and sends the browser back to the client's exact redirect URI, with the RFC 9207
@@ -13,12 +13,13 @@ import { issueCode, type OAuthDeps, redirectUriAt } from '../../domain/oauth.js'
 import type { OAuthClient } from '../../domain/types.js';
 import type { IdentityProvider } from '../../identity/index.js';
 import type { Signer } from '../../keys/signer.js';
-import { acceptFormPosts, formField } from '../forms.js';
+import { acceptFormPosts, type FormRefusal, formField, SMALL_FORM_BYTES } from '../forms.js';
 import { AUTHORIZATION_PURPOSE, type AuthorizationRequest, OAUTH_APPROVAL_PATH } from '../oauth-request.js';
 import { refusePage, servicePage, showPage } from '../page-reply.js';
+import { refusedFormPage } from '../pages/layout.js';
 import { type ClientSummary, oauthConfirmPage, oauthOutcomePage, oauthSignInPage } from '../pages/oauth.js';
 import type { TypedApp } from '../typed-app.js';
-import { type SessionPayload, VERIFY_SESSION, type WebSessions } from '../web-session.js';
+import { type SessionPayload, WEB_SESSION, type WebSessions } from '../web-session.js';
 import { beginSignIn, type SignInDeps } from './sign-in.js';
 
 interface ApprovalContext extends SignInDeps {
@@ -83,14 +84,14 @@ function approvalPage(a: ApprovalContext): Handler {
   return async (request, reply) => {
     const pending = await pendingOf(a, requestParam(request));
     if ('refused' in pending) return refuse(reply, pending.refused);
-    const session = a.sessions.read<SessionPayload>(request, VERIFY_SESSION);
+    const session = a.sessions.read<SessionPayload>(request, WEB_SESSION);
     const signedParam = encodeURIComponent(pending.signed);
     if (session === undefined) {
       const login = `${OAUTH_APPROVAL_PATH}/login?request=${signedParam}`;
       return showPage(reply, oauthSignInPage(summaryOf(pending), a.identity.displayName, login), PAGE);
     }
     const who = { login: session.login, provider: session.provider };
-    const fields = { request: pending.signed, csrf: a.sessions.csrf(request, VERIFY_SESSION) };
+    const fields = { request: pending.signed, csrf: a.sessions.csrf(request, WEB_SESSION) };
     const page = servicePage(undefined, [redirectSource(pending.redirectUri)]);
     return showPage(reply, oauthConfirmPage(summaryOf(pending), who, fields), page);
   };
@@ -117,7 +118,7 @@ function answerUri(a: ApprovalContext, redirectUri: string, state: string | unde
 /** POST /verify/oauth/decide: approves (a one-time code) or denies, then back to the client. */
 function decide(a: ApprovalContext): Handler {
   return async (request, reply) => {
-    const session = a.sessions.checkPost(request, VERIFY_SESSION);
+    const session = a.sessions.checkPost(request, WEB_SESSION);
     if (session === undefined) return refuse(reply, 'cross_site');
     const pending = await pendingOf(a, formField(request.body, 'request'));
     if ('refused' in pending) return refuse(reply, pending.refused);
@@ -136,12 +137,19 @@ function decide(a: ApprovalContext): Handler {
 /** POST /verify/oauth/logout: ends the session and shows the request's sign-in page again. */
 function logout(a: ApprovalContext): Handler {
   return async (request, reply) => {
-    if (a.sessions.checkPost(request, VERIFY_SESSION) === undefined) return refuse(reply, 'cross_site');
-    reply.header('set-cookie', a.sessions.clear(VERIFY_SESSION));
+    if (a.sessions.checkPost(request, WEB_SESSION) === undefined) return refuse(reply, 'cross_site');
+    reply.header('set-cookie', a.sessions.signOut());
     const back = `${OAUTH_APPROVAL_PATH}?request=${encodeURIComponent(formField(request.body, 'request'))}`;
     return reply.header('cache-control', 'no-store').redirect(back, 303);
   };
 }
+
+/** A form refused before its handler ran, or anything failing here: a page (the request is unknown by then). */
+const refuseForm: FormRefusal = async (_request, reply, error) => {
+  const next = { href: '/', text: 'Go to the htmldrop home page' };
+  const message = `${error.message} Connect again from your application.`;
+  return refusePage(reply, error, refusedFormPage(message, next, error.status >= 500), PAGE);
+};
 
 export interface OAuthApprovalDeps {
   readonly config: Config;
@@ -155,7 +163,7 @@ export interface OAuthApprovalDeps {
 export async function oauthApprovalRoutes(app: TypedApp, { config, ...deps }: OAuthApprovalDeps): Promise<void> {
   const a: ApprovalContext = { ...deps, baseUrl: config.baseUrl };
   app.register(async (approval) => {
-    acceptFormPosts(approval);
+    acceptFormPosts(approval, { bodyLimit: SMALL_FORM_BYTES, refuse: refuseForm });
     const hide = { schema: { hide: true } };
     approval.get(OAUTH_APPROVAL_PATH, hide, approvalPage(a));
     approval.get(`${OAUTH_APPROVAL_PATH}/login`, hide, loginRedirect(a));

@@ -1,7 +1,7 @@
 /**
  * Comments from the viewer (docs/api.md, "Comments"): the panel's model for `/p/<slug>`, and `POST /p/<slug>/comments`.
- * Who may comment follows the drop's setting (domain/comments.ts); the signed-in human is the console session
- * (`hd_console`). A post is refused before anything else when it comes from another site or from a drop's own
+ * Who may comment follows the drop's setting (domain/comments.ts); the signed-in human is the service's session
+ * (`hd_web`, web-session.ts). A post is refused before anything else when it comes from another site or from a drop's own
  * sandboxed document (Fetch Metadata, as for the passcode gate), or, signed in, without the session's CSRF token.
  * A locked drop takes comments only from a visitor holding its capability, or from its owner.
  */
@@ -12,12 +12,12 @@ import { holdsCapability, type PublicViewDeps } from '../../domain/public-view.j
 import type { DropRecord } from '../../domain/types.js';
 import { type ApiError, isApiError } from '../../errors.js';
 import type { IdentityProvider } from '../../identity/index.js';
-import { acceptFormPosts, formField, isForeignFormPost } from '../forms.js';
+import { acceptFormPosts, type FormRefusal, formField, isForeignFormPost } from '../forms.js';
 import { refusePage } from '../page-reply.js';
 import { escapeHtml, simplePage } from '../pages/layout.js';
 import type { ViewerComments } from '../pages/viewer.js';
 import type { TypedApp } from '../typed-app.js';
-import { CONSOLE_SESSION, type SessionPayload, type WebSessions } from '../web-session.js';
+import { type SessionPayload, WEB_SESSION, type WebSessions } from '../web-session.js';
 import { accessOf } from './public.js';
 
 export interface ViewerCommentDeps {
@@ -50,7 +50,7 @@ export async function viewerComments(
   before?: number,
 ): Promise<ViewerComments | undefined> {
   const found = await comments.commentsOfVersion(deps.comments, drop.slug, version, before);
-  const session = deps.sessions.read<SessionPayload>(request, CONSOLE_SESSION);
+  const session = deps.sessions.read<SessionPayload>(request, WEB_SESSION);
   const owner = session !== undefined && session.accountId === drop.accountId;
   const none = found.made.total + found.resolvedHere.total === 0;
   if (drop.comments === 'off' && none && !owner) return undefined;
@@ -58,7 +58,7 @@ export async function viewerComments(
   let can: ViewerComments['can'];
   if (drop.comments === 'off' && !owner) can = { kind: 'off' };
   else if (session !== undefined) {
-    can = { kind: 'account', login: session.login, csrf: deps.sessions.csrf(request, CONSOLE_SESSION) };
+    can = { kind: 'account', login: session.login, csrf: deps.sessions.csrf(request, WEB_SESSION) };
   } else if (drop.comments === 'open') can = { kind: 'guest' };
   else {
     const href = `/console/login?next=${encodeURIComponent(back)}`;
@@ -96,16 +96,29 @@ function refuse(reply: FastifyReply, error: ApiError | keyof typeof REFUSALS, ba
   return refusePage(reply, error, page, { referrerPolicy: 'same-origin' });
 }
 
-/** Who is posting: the console session's account, or a guest with the typed name. */
+/** Who is posting: the signed-in account, or a guest with the typed name. */
 function commenter(request: FastifyRequest, session: SessionPayload | undefined): comments.Commenter {
   if (session !== undefined) return { kind: 'account', accountId: session.accountId, login: session.login };
   return { kind: 'guest', name: formField(request.body, 'name'), address: request.ip };
 }
 
+/**
+ * The cap on a comment form: every field at its longest with each character percent-encoded (at most 12 bytes:
+ * four UTF-8 bytes as `%XX`), so a comment in any script fits.
+ */
+const COMMENT_FORM_BYTES = 65_536;
+
+/** The comment form refused before its handler ran (not readable, not a form, too large): the refusal page. */
+const refuseForm: FormRefusal = async (request, reply, error) => {
+  const { slug } = request.params as { slug: string };
+  const requested = parseVersionNumber((request.query as { v?: unknown }).v);
+  return refuse(reply, error, isValidSlug(slug) ? `${viewerPath(slug, requested)}#comments` : '/');
+};
+
 /** POST /p/<slug>/comments[?v=<n>]: a comment from the viewer's panel, then back to the panel (303). */
 export function registerViewerCommentPost(app: TypedApp, deps: ViewerCommentDeps, ownOrigin: string): void {
   app.register(async (scope) => {
-    acceptFormPosts(scope);
+    acceptFormPosts(scope, { bodyLimit: COMMENT_FORM_BYTES, refuse: refuseForm });
     scope.post('/p/:slug/comments', { schema: { hide: true } }, async (request, reply) => {
       const { slug } = request.params as { slug: string };
       const raw = (request.query as { v?: unknown }).v;
@@ -114,9 +127,9 @@ export function registerViewerCommentPost(app: TypedApp, deps: ViewerCommentDeps
       if (!isValidSlug(slug) || (raw !== undefined && requested === undefined)) {
         return refuse(reply, 'not_found', '/');
       }
-      const session = deps.sessions.read<SessionPayload>(request, CONSOLE_SESSION);
+      const session = deps.sessions.read<SessionPayload>(request, WEB_SESSION);
       const csrfOk =
-        session === undefined || deps.sessions.csrfMatches(request, CONSOLE_SESSION, formField(request.body, 'csrf'));
+        session === undefined || deps.sessions.csrfMatches(request, WEB_SESSION, formField(request.body, 'csrf'));
       if (isForeignFormPost(request.headers, ownOrigin) || !csrfOk) return refuse(reply, 'cross_site', back);
       const drop = await comments.findCommentedDrop(deps.comments, slug);
       if (drop === undefined) return refuse(reply, 'not_found', '/');

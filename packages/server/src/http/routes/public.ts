@@ -21,9 +21,15 @@ import { type RawVerdict, rawVerdict, sendRawDocument } from '../../serve/raw-an
 import type { RawLoader } from '../../serve/raw-loader.js';
 import { acceptQuality } from '../accept.js';
 import { cookieValue, serializeCookie } from '../cookies.js';
-import { acceptFormPosts, formField, isForeignFormPost } from '../forms.js';
+import { acceptFormPosts, type FormRefusal, formField, isForeignFormPost, SMALL_FORM_BYTES } from '../forms.js';
 import { type PageOptions, refusePage, showPage } from '../page-reply.js';
-import { EXPIRED_PAGE, NOT_FOUND_PAGE, passcodeRequiredPage, versionNotFoundPage } from '../pages/layout.js';
+import {
+  EXPIRED_PAGE,
+  failedPage,
+  NOT_FOUND_PAGE,
+  passcodeRequiredPage,
+  versionNotFoundPage,
+} from '../pages/layout.js';
 import { renderGate, renderViewer } from '../pages/viewer.js';
 import type { TypedApp } from '../typed-app.js';
 import {
@@ -339,9 +345,23 @@ function registerUnlockRoute(app: TypedApp, routes: PublicRoutes): void {
   const { config, capabilities } = routes;
   const secureCookie = config.baseUrl.startsWith('https:');
   const ownOrigin = new URL(config.baseUrl).origin;
+  // The gate again, saying why the form was refused (never echoing a passcode); an unknown slug is the 404 page.
+  const refuseForm: FormRefusal = async (request, reply, error) => {
+    const target = publicTarget(request);
+    if (target === undefined) return refusePage(reply, 'not_found', NOT_FOUND_PAGE);
+    if (error.status >= 500) return refusePage(reply, error, failedPage(error));
+    const action = `/p/${target.slug}/unlock${target.version === undefined ? '' : `?v=${target.version}`}`;
+    const nonce = routes.pageNonce(reply);
+    return refusePage(
+      reply,
+      error,
+      renderGate({ slug: target.slug, action, error: 'form', detail: error.message, nonce }),
+      PRIVATE,
+    );
+  };
   // The passcode form posts application/x-www-form-urlencoded; this encapsulated context parses it.
   app.register(async (gate) => {
-    acceptFormPosts(gate);
+    acceptFormPosts(gate, { bodyLimit: SMALL_FORM_BYTES, refuse: refuseForm });
     gate.post('/p/:slug/unlock', { schema: { hide: true } }, async (request, reply) => {
       const target = publicTarget(request);
       if (target === undefined) return refusePage(reply, 'not_found', NOT_FOUND_PAGE);

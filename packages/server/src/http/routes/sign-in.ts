@@ -2,8 +2,8 @@
  * Signing a human in through the configured identity provider (docs/api.md 5.4 and "Console"), shared by /verify and
  * the console: `beginSignIn()` remembers state, PKCE verifier and where to go on in the `hd_signin` cookie and sends
  * the browser to the provider; the provider sends it back to `/verify/callback` (the one redirect URI operators
- * register), which proves the identity, finds or creates the account (one per identity) and sets the session of the
- * room the sign-in began in: the Strict /verify session, or the console's.
+ * register), which proves the identity, finds or creates the account (one per identity) and sets the one session of
+ * the service's pages, then goes on to the page the sign-in began on.
  */
 import { randomBytes } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
@@ -14,9 +14,9 @@ import type { IdentityProvider } from '../../identity/index.js';
 import { SignInError } from '../../identity/provider.js';
 import { OAUTH_APPROVAL_PATH } from '../oauth-request.js';
 import { type PageOptions, refusePage, servicePage, showPage } from '../page-reply.js';
-import { continuePage, localSignInPage, outcomePage } from '../pages/verify.js';
+import { localSignInPage, outcomePage } from '../pages/verify.js';
 import type { TypedApp } from '../typed-app.js';
-import { CONSOLE_SESSION, type SessionPayload, SIGN_IN, VERIFY_SESSION, type WebSessions } from '../web-session.js';
+import { type SessionPayload, SIGN_IN, type WebSessions } from '../web-session.js';
 
 /**
  * Where a sign-in goes on to: the device request being approved, an OAuth client's request being approved (its
@@ -115,7 +115,18 @@ async function signedInAccount(
 /** Only a console or viewer path is a place to go on to (never another site). */
 const consolePath = (path: string) => (/^\/(?:console|p)(?:[/?#]|$)/.test(path) ? path : '/console');
 
-/** GET or POST /verify/callback: completes the sign-in, sets the session of its room, and goes on. */
+/** Where a finished sign-in goes on to: the console page, the device request, or the OAuth request to approve. */
+function nextOf(target: SignInTarget): string {
+  if ('console' in target) return consolePath(target.console);
+  if ('oauth' in target) return `${OAUTH_APPROVAL_PATH}?request=${encodeURIComponent(target.oauth)}`;
+  return `/verify?code=${encodeURIComponent(formatUserCode(target.userCode))}`;
+}
+
+/**
+ * GET or POST /verify/callback: completes the sign-in, signs the person in on every page of the service (one
+ * session, web-session.ts), and goes on with a 303: the session cookie is Lax, so it is sent on that navigation even
+ * after the provider's cross-site redirect.
+ */
 function providerCallback(deps: SignInDeps): Handler {
   return async (request, reply) => {
     const pending = pendingSignIn(deps, request);
@@ -124,19 +135,8 @@ function providerCallback(deps: SignInDeps): Handler {
     if ('refused' in signedIn) return signedIn.refused;
     const { account } = signedIn;
     const session: SessionPayload = { accountId: account.id, login: account.login, provider: account.provider };
-    const { target } = pending;
-    if ('console' in target) {
-      reply.header('set-cookie', [deps.sessions.set(CONSOLE_SESSION, session), deps.sessions.clear(SIGN_IN)]);
-      return reply.header('cache-control', 'no-store').redirect(consolePath(target.console), 303);
-    }
-    reply.header('set-cookie', [deps.sessions.set(VERIFY_SESSION, session), deps.sessions.clear(SIGN_IN)]);
-    // A page that navigates on, rather than a redirect: after the provider's cross-site redirect, a same-site
-    // navigation is needed for the SameSite=Strict session cookie to be sent.
-    const next =
-      'oauth' in target
-        ? `${OAUTH_APPROVAL_PATH}?request=${encodeURIComponent(target.oauth)}`
-        : `/verify?code=${encodeURIComponent(formatUserCode(target.userCode))}`;
-    return showPage(reply, continuePage(next), PAGE);
+    reply.header('set-cookie', [...deps.sessions.signIn(session), deps.sessions.clear(SIGN_IN)]);
+    return reply.header('cache-control', 'no-store').redirect(nextOf(pending.target), 303);
   };
 }
 

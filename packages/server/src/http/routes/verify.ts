@@ -1,9 +1,9 @@
 /**
  * /verify: where the human signs in through the identity provider and approves or denies an agent's request
  * (docs/api.md 5.4). Approval only by POST, with a CSRF token bound to the session and an exact Origin check; a GET
- * never approves. The session is a signed cookie (HttpOnly, SameSite=Strict, Secure on https; web-session.ts); the
- * pages cannot be framed. Signing in is shared with the console (sign-in.ts). One function per route; the guess
- * budget for codes is the domain's (device-guards.ts).
+ * never approves. The session is the service's one signed cookie (HttpOnly, SameSite=Lax, Secure on https;
+ * web-session.ts); the pages cannot be framed. Signing in is shared with the console (sign-in.ts). One function per
+ * route; the guess budget for codes is the domain's (device-guards.ts).
  */
 
 import type { FastifyReply, FastifyRequest } from 'fastify';
@@ -14,11 +14,12 @@ import { type DeviceFlowDeps, decideDeviceFlow, formatUserCode, normalizeUserCod
 import { type GuardDeps, type GuessedLookup, guessUserCode } from '../../domain/device-guards.js';
 import type { DeviceRequest } from '../../domain/types.js';
 import type { IdentityProvider } from '../../identity/index.js';
-import { acceptFormPosts, formField } from '../forms.js';
+import { acceptFormPosts, type FormRefusal, formField, SMALL_FORM_BYTES } from '../forms.js';
 import { refusePage, servicePage, showPage } from '../page-reply.js';
+import { refusedFormPage } from '../pages/layout.js';
 import { confirmPage, enterCodePage, outcomePage, type RequestSummary, signInPage } from '../pages/verify.js';
 import type { TypedApp } from '../typed-app.js';
-import { type SessionPayload, VERIFY_SESSION, type WebSessions } from '../web-session.js';
+import { type SessionPayload, WEB_SESSION, type WebSessions } from '../web-session.js';
 import { beginSignIn, registerSignInRoutes, type SignInDeps } from './sign-in.js';
 
 /**
@@ -69,11 +70,10 @@ const queryString = (request: FastifyRequest, name: string) => {
   return typeof value === 'string' ? value : undefined;
 };
 
-const sessionOf = (v: VerifyContext, request: FastifyRequest) =>
-  v.sessions.read<SessionPayload>(request, VERIFY_SESSION);
+const sessionOf = (v: VerifyContext, request: FastifyRequest) => v.sessions.read<SessionPayload>(request, WEB_SESSION);
 
 /** POSTs must come from our own pages: exact Origin, a live session and its CSRF token. */
-const checkPost = (v: VerifyContext, request: FastifyRequest) => v.sessions.checkPost(request, VERIFY_SESSION);
+const checkPost = (v: VerifyContext, request: FastifyRequest) => v.sessions.checkPost(request, WEB_SESSION);
 
 /** Looks a typed or posted code up, as a guess against the client address's budget (docs/api.md 5.4). */
 const guess = (v: VerifyContext, request: FastifyRequest, input: string): Promise<GuessedLookup> =>
@@ -103,7 +103,7 @@ function startPage(v: VerifyContext): Handler {
       return show(reply, signInPage(summary, v.identity.displayName, login));
     }
     const who = { login: session.login, provider: session.provider };
-    return show(reply, confirmPage(summary, who, v.sessions.csrf(request, VERIFY_SESSION)));
+    return show(reply, confirmPage(summary, who, v.sessions.csrf(request, WEB_SESSION)));
   };
 }
 
@@ -146,10 +146,16 @@ function logout(v: VerifyContext): Handler {
   return async (request, reply) => {
     if (checkPost(v, request) === undefined)
       return refuse(reply, 'cross_site', outcomePage('error', 'Sign-out refused.'));
-    reply.header('set-cookie', v.sessions.clear(VERIFY_SESSION));
+    reply.header('set-cookie', v.sessions.signOut());
     return show(reply, enterCodePage(null));
   };
 }
+
+/** A /verify form refused before its handler ran, or anything failing in /verify: a page, never JSON. */
+const refuseForm: FormRefusal = async (_request, reply, error) => {
+  const next = { href: '/verify', text: 'Enter a code from your agent' };
+  return refusePage(reply, error, refusedFormPage(error.message, next, error.status >= 500), PAGE);
+};
 
 /** What /verify uses: the provider, accounts, the device flow and its guess budget, the web sessions. */
 export interface VerifyRouteDeps {
@@ -165,7 +171,7 @@ export interface VerifyRouteDeps {
 export async function verifyRoutes(app: TypedApp, { config, ...deps }: VerifyRouteDeps): Promise<void> {
   const v: VerifyContext = { ...deps, baseUrl: config.baseUrl };
   app.register(async (verify) => {
-    acceptFormPosts(verify);
+    acceptFormPosts(verify, { bodyLimit: SMALL_FORM_BYTES, refuse: refuseForm });
     verify.get('/verify', { schema: { hide: true } }, startPage(v));
     verify.get('/verify/login', { schema: { hide: true } }, loginRedirect(v));
     registerSignInRoutes(verify, v);

@@ -6,11 +6,25 @@ import type { Kysely } from 'kysely';
 import type { IdempotencyClaim, Store } from '../../domain/store.js';
 import type { Database } from '../schema.js';
 
-export type IdempotencyStore = Pick<Store, 'claimIdempotencyKey' | 'completeIdempotencyKey' | 'releaseIdempotencyKey'>;
+export type IdempotencyStore = Pick<
+  Store,
+  'claimIdempotencyKey' | 'renewIdempotencyKey' | 'completeIdempotencyKey' | 'releaseIdempotencyKey'
+>;
 
 export function idempotencyStore(db: Kysely<Database>): IdempotencyStore {
   return {
     claimIdempotencyKey: claim(db),
+    async renewIdempotencyKey(ref, fingerprint, leaseUntil) {
+      const renewed = await db
+        .updateTable('idempotency_keys')
+        .set({ locked_until: leaseUntil })
+        .where('account_id', '=', ref.accountId)
+        .where('key', '=', ref.key)
+        .where('status', 'is', null)
+        .where('fingerprint', '=', fingerprint)
+        .executeTakeFirst();
+      return renewed.numUpdatedRows === 1n;
+    },
     async completeIdempotencyKey(ref, answer) {
       await db
         .updateTable('idempotency_keys')
@@ -65,7 +79,7 @@ function claim(db: Kysely<Database>): Store['claimIdempotencyKey'] {
       if (retaken.numUpdatedRows === 1n) return { kind: 'claimed' };
       const row = await db
         .selectFrom('idempotency_keys')
-        .select(['fingerprint', 'status', 'body', 'etag'])
+        .select(['fingerprint', 'status', 'body', 'etag', 'locked_until'])
         .where('account_id', '=', ref.accountId)
         .where('key', '=', ref.key)
         .executeTakeFirst();
@@ -77,10 +91,10 @@ function claim(db: Kysely<Database>): Store['claimIdempotencyKey'] {
 }
 
 function found(
-  row: { fingerprint: string; status: number | null; body: string | null; etag: string | null },
+  row: { fingerprint: string; status: number | null; body: string | null; etag: string | null; locked_until: number },
   fingerprint: string,
 ): IdempotencyClaim {
   if (row.fingerprint !== fingerprint) return { kind: 'reused' };
-  if (row.status === null || row.body === null) return { kind: 'in_progress' };
+  if (row.status === null || row.body === null) return { kind: 'in_progress', leaseUntil: Number(row.locked_until) };
   return { kind: 'replay', answer: { status: Number(row.status), body: row.body, etag: row.etag } };
 }
