@@ -209,12 +209,12 @@ describe('the readable copy around the document (domain/readable-copy.ts)', () =
   });
 });
 
-/** A served version as the route hands it to the converter: the document's bytes under an ETag, and a context. */
-const version = (etag: string, html: string, context = '') => ({ etag, html: Buffer.from(html), context });
+/** A version as the route hands it to the converter: its name, a way to read its document, and its context. */
+const version = (key: string, html: string, context = '') => ({ key, document: async () => html, context });
 
 /** The document's text of an answer that is not `busy`. */
-function textOf(answer: ReadableText | ConverterBusy): string {
-  if (answer.outcome === 'busy') throw new Error(`busy: ${answer.detail}`);
+function textOf(answer: ReadableText | ConverterBusy | undefined): string {
+  if (answer === undefined || answer.outcome === 'busy') throw new Error(`no text: ${JSON.stringify(answer)}`);
   return answer.document.toString('utf8');
 }
 
@@ -247,7 +247,7 @@ describe('the bounded worker (serve/markdown-copy.ts, markdown-runner.ts)', () =
       const started = performance.now();
       const slow = await copies.readableText(version('nested', NESTED));
       console.log(`worker timeout path (300 ms bound): ${(performance.now() - started).toFixed(0)} ms`);
-      expect(slow.outcome).toBe('timeout');
+      expect(slow?.outcome).toBe('timeout');
       expect(textOf(slow)).toBe('deep text');
       expect(slow).toMatchObject({ detail: 'over 300 ms' });
       // The plain text came from the worker too: one conversion, one plain-text pass.
@@ -258,7 +258,7 @@ describe('the bounded worker (serve/markdown-copy.ts, markdown-runner.ts)', () =
       expect(again).not.toHaveProperty('detail');
       expect(copies.stats()).toMatchObject({ conversions: 1, textFallbacks: 1 });
       const next = await copies.readableText(version('report', REPORT));
-      expect(next.outcome).toBe('converted');
+      expect(next?.outcome).toBe('converted');
       expect(textOf(next)).toContain('# Quarterly report');
     } finally {
       await copies.close();
@@ -266,20 +266,19 @@ describe('the bounded worker (serve/markdown-copy.ts, markdown-runner.ts)', () =
   });
 
   it('makes the plain text of a pathological document in the worker: the event loop stays free', async () => {
-    const html = Buffer.from(PATHOLOGICAL);
     const aloneCpuMs = await cpuOf(() => textOfHtml(PATHOLOGICAL));
     const copies = createMarkdownCopies({ timeoutMs: 300 });
     try {
       let answer: ReadableText | ConverterBusy | undefined;
       const loopCpuMs = await cpuOf(async () => {
-        answer = await copies.readableText({ etag: 'pathological', html, context: '' });
+        answer = await copies.readableText(version('pathological', PATHOLOGICAL));
       });
       console.log(
         `plain-text fallback of 2 MiB: the event loop used ${loopCpuMs} ms of CPU meanwhile; the plain text alone ` +
           `takes ${aloneCpuMs} ms of CPU on one thread`,
       );
       expect(answer?.outcome).toBe('timeout');
-      expect(answer !== undefined && textOf(answer)).toContain('x\nx\nx\nx');
+      expect(textOf(answer)).toContain('x\nx\nx\nx');
       expect(copies.stats()).toMatchObject({ conversions: 1, textFallbacks: 1 });
       // Everything the event loop did while the worker converted, failed and made the text: a fraction of the text.
       expect(loopCpuMs).toBeLessThan(aloneCpuMs / 2);
@@ -301,9 +300,9 @@ describe('the bounded worker (serve/markdown-copy.ts, markdown-runner.ts)', () =
       ]);
       expect(a?.outcome).toBe('timeout');
       expect(b?.outcome).toBe('timeout');
-      expect(a !== undefined && textOf(a)).toBe(b !== undefined && textOf(b));
+      expect(textOf(a)).toBe(textOf(b));
       expect(copies.stats()).toMatchObject({ conversions: 3, textFallbacks: 1 });
-      expect(c !== undefined && textOf(c)).toBe('one');
+      expect(textOf(c)).toBe('one');
       expect(d).toEqual({ outcome: 'busy', retryAfterSeconds: 1, detail: 'queue full' });
       // Busy is no property of the document: it is converted on the next request.
       expect(await copies.readableText(version('two', '<p>two</p>'))).toMatchObject({ outcome: 'converted' });
@@ -326,16 +325,38 @@ describe('the bounded worker (serve/markdown-copy.ts, markdown-runner.ts)', () =
     });
   });
 
-  it('converts the context with the document; two drops with one document keep their own contexts', async () => {
-    const copies = createMarkdownCopies();
+  it('converts the context with the document, and reads a document only when it must', async () => {
+    const copies = createMarkdownCopies({ maxQueued: 0, timeoutMs: 300 });
     try {
-      const [one, two] = await Promise.all([
-        copies.readableText(version('same', '<p>doc</p>', 'one *two* <script>x</script>')),
-        copies.readableText(version('same', '<p>doc</p>', 'three')),
+      let reads = 0;
+      const counted = (key: string, html: string, context: string) => ({
+        key,
+        document: async () => {
+          reads++;
+          return html;
+        },
+        context,
+      });
+      const [one, same] = await Promise.all([
+        copies.readableText(counted('one', '<p>doc</p>', 'one *two* <script>x</script>')),
+        copies.readableText(counted('one', '<p>doc</p>', 'one *two* <script>x</script>')),
       ]);
       expect(one?.outcome === 'converted' && one.context.toString()).toBe('one _two_ &lt;script>x&lt;/script>');
-      expect(two?.outcome === 'converted' && two.context.toString()).toBe('three');
-      expect(copies.stats().conversions).toBe(2);
+      expect(same?.outcome === 'converted' && same.context.toString()).toBe('one _two_ &lt;script>x&lt;/script>');
+      expect(reads).toBe(1);
+      // Kept: answered without reading it again.
+      expect(textOf(await copies.readableText(counted('one', '<p>doc</p>', '')))).toBe('doc');
+      expect(reads).toBe(1);
+      // A full queue is answered before the document is read.
+      const [running, refused] = await Promise.all([
+        copies.readableText(counted('slow', NESTED, '')),
+        copies.readableText(counted('refused', '<p>x</p>', '')),
+      ]);
+      expect(refused).toMatchObject({ outcome: 'busy', detail: 'queue full' });
+      expect(running?.outcome).toBe('timeout');
+      expect(reads).toBe(2);
+      // A document deleted meanwhile: nothing to answer.
+      expect(await copies.readableText({ key: 'gone', document: async () => undefined, context: '' })).toBeUndefined();
     } finally {
       await copies.close();
     }
@@ -485,8 +506,6 @@ describe('GET /p/<slug>.md and Accept: text/markdown', () => {
 
   it('answers a pathological document with its plain text, made in the worker (event loop CPU printed)', async () => {
     const { slug } = await publish({ html: PATHOLOGICAL });
-    // The raw document is read and cached first: what remains is the conversion and its fallback.
-    expect((await h.call('GET', `/p/${slug}/raw`)).status).toBe(200);
     const { textFallbacks } = h.services.readableCopies.stats();
     const started = performance.now();
     let reply: Awaited<ReturnType<typeof h.call>> | undefined;

@@ -39,6 +39,28 @@ export async function findReadableCopy(
   return { kind: 'readable', drop, shown };
 }
 
+/**
+ * Names the content of the version a readable copy shows, for the cache of finished copies
+ * (serve/markdown-copy.ts): the drop's slug and creation time, the version's number, creation time and size. A
+ * version never changes (its document and context are fixed when it is published) and slugs are random, so equal
+ * names mean equal copies; the creation times tell apart a drop deleted and created again under the same slug.
+ * Known from the metadata alone: a kept copy is answered without reading the document.
+ */
+export function readableVersionKey(
+  drop: Pick<DropRecord, 'slug' | 'createdAt'>,
+  shown: Pick<VersionRecord, 'version' | 'createdAt' | 'sizeBytes'>,
+): string {
+  return `${drop.slug} ${drop.createdAt} ${shown.version} ${shown.createdAt} ${shown.sizeBytes}`;
+}
+
+/**
+ * The stored HTML of the version a readable copy shows, as published (the converter drops the head the raw answer
+ * adds, so the raw cache and its injection are not needed); undefined when it was deleted meanwhile.
+ */
+export async function readableDocument(deps: PublicViewDeps, slug: string, version: number) {
+  return (await deps.store.getVersionContent(slug, version))?.html;
+}
+
 const TEXT_ONLY_NOTES = {
   limits:
     'The text of this document without its structure: converting it to Markdown exceeded the time or memory allowed.',

@@ -4,11 +4,10 @@
  * One worker thread, started on first use and stopped when idle, does one request at a time under a heap limit
  * (`resourceLimits`) and a time limit past which it is terminated. A document that outlives either bound, or fails
  * inside the converter, gets its plain text instead, made by the worker too: nothing heavier than a cache lookup
- * runs on the event loop. Finished texts are kept in an LRU bounded by their bytes, keyed by the served document's
- * ETag (its version and content hash) and the context's hash, so a change never needs an invalidation; concurrent
- * requests for one version share one conversion; past `maxQueued` waiting conversions the answer is `busy` at once.
+ * runs on the event loop. Finished texts are kept per version in an LRU bounded by their bytes (a version never
+ * changes, so nothing needs invalidating); the document is read only on a miss; concurrent requests for one version
+ * share one conversion; past `maxQueued` waiting conversions the answer is `busy` at once, before anything is read.
  */
-import { createHash } from 'node:crypto';
 import { builtFile } from '../built-files.js';
 import { escapeMarkdownText } from '../domain/markdown-text.js';
 import { createConverterWorker, type JobOutcome, type WorkerEvent } from './markdown-runner.js';
@@ -38,12 +37,12 @@ export interface ConverterBusy {
   readonly detail: string;
 }
 
-/** The served version a readable text is made of. */
+/** The version a readable text is made of. */
 export interface VersionSource {
-  /** The served document's ETag: equal tags mean equal documents. */
-  readonly etag: string;
-  /** The served document's bytes; held, not copied, until the worker takes them. */
-  readonly html: Uint8Array;
+  /** Names the version's document and context: equal keys mean equal texts (domain/readable-copy.ts). */
+  readonly key: string;
+  /** Reads the version's HTML: only when no text is kept or being made for `key`; undefined if it is gone. */
+  readonly document: () => Promise<string | undefined>;
   /** The version's context ('' for none). */
   readonly context: string;
 }
@@ -67,9 +66,10 @@ export interface MarkdownCopyStats {
 export interface MarkdownCopies {
   /**
    * The readable text of `source`: from the cache, from a conversion already running for the same version, or from
-   * a new one. `busy` when `maxQueued` conversions already wait (or the worker cannot run).
+   * a new one. `busy` when `maxQueued` conversions already wait (or the worker cannot run); undefined when the
+   * document is gone.
    */
-  readableText(source: VersionSource): Promise<ReadableText | ConverterBusy>;
+  readableText(source: VersionSource): Promise<ReadableText | ConverterBusy | undefined>;
   stats(): MarkdownCopyStats;
   /** Terminates the worker; waiting conversions are answered `busy`. */
   close(): Promise<void>;
@@ -142,11 +142,6 @@ function createTextCache(maxBytes: number) {
   };
 }
 
-/** The cache key of a version's text: the document's ETag and the context's hash (two drops may share a document). */
-function keyOf({ etag, context }: VersionSource): string {
-  return context === '' ? etag : `${etag} ${createHash('sha256').update(context).digest('base64url').slice(0, 22)}`;
-}
-
 const bufferOf = (bytes: Uint8Array) => Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
 
 export function createMarkdownCopies(options: MarkdownCopyOptions = {}): MarkdownCopies {
@@ -161,7 +156,8 @@ export function createMarkdownCopies(options: MarkdownCopyOptions = {}): Markdow
     onWorker: options.onWorker,
   });
   const cache = createTextCache(options.cacheBytes ?? MARKDOWN_CACHE_BYTES);
-  const inFlight = new Map<string, Promise<ReadableText | ConverterBusy>>();
+  const inFlight = new Map<string, Promise<ReadableText | ConverterBusy | undefined>>();
+  let reading = 0; // documents being read for a conversion: they hold a place in the queue
   // Past one conversion's bound a place in the queue has freed, whatever is running now.
   const busy = (detail: string): ConverterBusy => ({
     outcome: 'busy',
@@ -180,8 +176,18 @@ export function createMarkdownCopies(options: MarkdownCopyOptions = {}): Markdow
     return text;
   }
 
-  async function produce(key: string, source: VersionSource): Promise<ReadableText | ConverterBusy> {
-    const converted = await runner.run({ mode: 'markdown', html: source.html, context: source.context });
+  async function produce(source: VersionSource): Promise<ReadableText | ConverterBusy | undefined> {
+    // No room: answered before the document is read (a full queue must cost nothing more).
+    if (!runner.hasRoom(reading)) return busy('queue full');
+    reading++;
+    let html: string | undefined;
+    try {
+      html = await source.document();
+    } finally {
+      reading--;
+    }
+    if (html === undefined) return undefined;
+    const converted = await runner.run({ mode: 'markdown', html, context: source.context });
     if (converted.kind === 'busy') return busy(converted.detail);
     let text: ReadableText;
     if (converted.kind === 'done') {
@@ -189,7 +195,7 @@ export function createMarkdownCopies(options: MarkdownCopyOptions = {}): Markdow
       text = unsafe === undefined ? finished(converted, 'converted') : finished(converted, 'failed', unsafe);
     } else {
       // The document's fault: its plain text, also in the worker, ahead of every conversion waiting.
-      const fallback = await runner.run({ mode: 'text', html: source.html, context: source.context }, true);
+      const fallback = await runner.run({ mode: 'text', html, context: source.context }, true);
       if (fallback.kind === 'busy') return busy(fallback.detail);
       text =
         fallback.kind === 'done'
@@ -204,25 +210,25 @@ export function createMarkdownCopies(options: MarkdownCopyOptions = {}): Markdow
     }
     // Kept whatever the outcome: the same version would fail the same way, so a hostile one costs one bound.
     const { detail: _detail, ...kept } = text;
-    cache.set(key, { ...kept, convertMs: 0 });
+    cache.set(source.key, { ...kept, convertMs: 0 });
     return text;
   }
 
   return {
     readableText(source) {
-      const key = keyOf(source);
+      const { key } = source;
       const cached = cache.get(key);
       if (cached !== undefined) return Promise.resolve(cached);
       const pending = inFlight.get(key);
       if (pending !== undefined) {
         // Shared: the request that ran the conversion reports its time and its detail.
         return pending.then((text) => {
-          if (text.outcome === 'busy') return text;
+          if (text === undefined || text.outcome === 'busy') return text;
           const { detail: _detail, ...shared } = text;
           return { ...shared, convertMs: 0 };
         });
       }
-      const started = produce(key, source).finally(() => inFlight.delete(key));
+      const started = produce(source).finally(() => inFlight.delete(key));
       inFlight.set(key, started);
       return started;
     },

@@ -8,10 +8,10 @@
 import { Worker } from 'node:worker_threads';
 import type { ConvertRequest, WorkerMessage } from './markdown-worker.js';
 
-/** A job for the worker: the document (held until the worker takes it, then copied and transferred). */
+/** A job for the worker: the document's HTML and the version's context. */
 export interface Job {
   readonly mode: ConvertRequest['mode'];
-  readonly html: Uint8Array;
+  readonly html: string;
   readonly context: string;
 }
 
@@ -57,6 +57,11 @@ export interface ConverterWorker {
    * (the plain text of a document whose conversion just failed: its readers have waited once already).
    */
   run(job: Job, first?: boolean): Promise<JobOutcome>;
+  /**
+   * Whether `run` would take one more job now, counting `coming` jobs the caller is still preparing (so a caller
+   * need not read a document to be told `busy`).
+   */
+  hasRoom(coming?: number): boolean;
   stats(): RunnerStats;
   /** Terminates the worker; the running and waiting jobs are answered `busy`. */
   close(): Promise<void>;
@@ -91,10 +96,13 @@ class Runner implements ConverterWorker {
 
   constructor(private readonly options: RunnerOptions) {}
 
+  hasRoom(coming = 0): boolean {
+    return this.#queue.length + (this.#current === undefined ? 0 : 1) + coming < this.options.maxQueued + 1;
+  }
+
   run(job: Job, first = false): Promise<JobOutcome> {
     if (this.#closed) return Promise.resolve({ kind: 'busy', detail: 'closed' });
-    const waiting = this.#queue.length + (this.#current === undefined ? 0 : 1);
-    if (!first && waiting >= this.options.maxQueued + 1) return Promise.resolve({ kind: 'busy', detail: 'queue full' });
+    if (!first && !this.hasRoom()) return Promise.resolve({ kind: 'busy', detail: 'queue full' });
     return new Promise<JobOutcome>((settle) => {
       const queued: Queued = { ...job, id: this.#nextId++, settle };
       if (first) this.#queue.unshift(queued);
@@ -228,8 +236,7 @@ class Runner implements ConverterWorker {
     this.#current = { job, timer, startedAt: performance.now() };
     if (job.mode === 'markdown') this.#conversions++;
     else this.#textFallbacks++;
-    const html = new Uint8Array(job.html); // a copy the worker owns: the cache keeps the original
-    const request: ConvertRequest = { id: job.id, mode: job.mode, html, context: job.context };
-    this.#worker.postMessage(request, [html.buffer as ArrayBuffer]);
+    const request: ConvertRequest = { id: job.id, mode: job.mode, html: job.html, context: job.context };
+    this.#worker.postMessage(request);
   }
 }

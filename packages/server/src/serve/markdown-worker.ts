@@ -19,8 +19,8 @@ export interface ConvertRequest {
   readonly id: number;
   /** `markdown`: convert the document; `text`: its plain text only (the fallback). */
   readonly mode: 'markdown' | 'text';
-  /** The document's UTF-8 bytes, transferred. */
-  readonly html: Uint8Array;
+  /** The document's HTML. */
+  readonly html: string;
   /** The version's context, the agent's Markdown ('' for none). */
   readonly context: string;
 }
@@ -43,7 +43,6 @@ export type WorkerMessage =
 const port = parentPort;
 if (port === null) throw new Error('markdown-worker runs as a worker thread');
 const toMarkdown = createHtmlToMarkdown();
-const decoder = new TextDecoder();
 const encoder = new TextEncoder();
 
 /** The document's text as Markdown text: nothing in it renders as markup. */
@@ -57,8 +56,7 @@ function contextOf(context: string): string {
   }
 }
 
-function answer({ id, mode, html, context }: ConvertRequest): WorkerMessage {
-  const source = decoder.decode(html);
+function answer({ id, mode, html: source, context }: ConvertRequest): WorkerMessage {
   let document: string;
   let unsafe: string | undefined;
   if (mode === 'text') document = plainText(source);

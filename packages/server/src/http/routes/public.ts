@@ -11,7 +11,13 @@ import type { Capabilities } from '../../domain/capability.js';
 import type { ContentHosts } from '../../domain/content-origin.js';
 import { isValidSlug, parseVersionNumber } from '../../domain/ids.js';
 import { findViewerPage, type PublicViewDeps, type VisitorAccess } from '../../domain/public-view.js';
-import { CONTEXT_HEADING, findReadableCopy, readableCopyHead } from '../../domain/readable-copy.js';
+import {
+  CONTEXT_HEADING,
+  findReadableCopy,
+  readableCopyHead,
+  readableDocument,
+  readableVersionKey,
+} from '../../domain/readable-copy.js';
 import type { DropRecord } from '../../domain/types.js';
 import { countRender, type RenderCountDeps, type UnlockDeps, unlockDrop } from '../../domain/viewing.js';
 import { ERROR_STATUS, type ErrorCode } from '../../errors.js';
@@ -315,12 +321,13 @@ async function answerReadableCopy(request: FastifyRequest, reply: FastifyReply, 
       );
   }
   const { drop, shown } = copy;
-  const entry = await routes.loadRaw({ slug }, shown.version);
+  const text = await routes.readableCopies.readableText({
+    key: readableVersionKey(drop, shown),
+    document: () => readableDocument(routes.view, slug, shown.version),
+    context: shown.context ?? '',
+  });
   // Deleted between the two reads: as if it had never been there.
-  if (entry === undefined) return refuseReadableCopy(reply, 'not_found', NOT_FOUND_TEXT);
-  const served = entry.answers.latest.identity;
-  const source = { etag: served.etag, html: served.body, context: shown.context ?? '' };
-  const text = await routes.readableCopies.readableText(source);
+  if (text === undefined) return refuseReadableCopy(reply, 'not_found', NOT_FOUND_TEXT);
   const privacy = drop.locked ? CACHE_PRIVATE : 'no-cache';
   if (text.outcome === 'busy') {
     // Too many conversions wait: a retry later, not a pile of waiting requests (docs/api.md, "Readable copy").
