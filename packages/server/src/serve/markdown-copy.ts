@@ -10,7 +10,7 @@
  */
 import { builtFile } from '../built-files.js';
 import { escapeMarkdownText } from '../domain/markdown-text.js';
-import { createConverterWorker, type JobOutcome, type WorkerEvent } from './markdown-runner.js';
+import { type ConverterWorker, createConverterWorker, type JobOutcome, type WorkerEvent } from './markdown-runner.js';
 
 /** A version's readable text, as the worker made it. */
 export interface ReadableText {
@@ -144,6 +144,47 @@ function createTextCache(maxBytes: number) {
 
 const bufferOf = (bytes: Uint8Array) => Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
 
+/** A worker's answer as a readable text. */
+function readableTextOf(done: Extract<JobOutcome, { kind: 'done' }>, as: ReadableText['outcome'], detail?: string) {
+  const text: ReadableText = {
+    document: bufferOf(done.document),
+    context: bufferOf(done.context),
+    outcome: as,
+    convertMs: done.ms,
+    ...(detail === undefined ? {} : { detail }),
+  };
+  return text;
+}
+
+/** The same text without what only the request that made it reports (its time, its detail). */
+function asShared(text: ReadableText): ReadableText {
+  const { detail: _detail, ...shared } = text;
+  return { ...shared, convertMs: 0 };
+}
+
+/**
+ * Converts `html` in the worker; when the document is at fault (time, heap, converter error), asks the worker for
+ * its plain text ahead of every conversion waiting. A string: the detail of a `busy` answer.
+ */
+async function convertVersion(runner: ConverterWorker, html: string, context: string): Promise<ReadableText | string> {
+  const converted = await runner.run({ mode: 'markdown', html, context });
+  if (converted.kind === 'busy') return converted.detail;
+  if (converted.kind === 'done') {
+    const { unsafe } = converted;
+    return unsafe === undefined ? readableTextOf(converted, 'converted') : readableTextOf(converted, 'failed', unsafe);
+  }
+  const fallback = await runner.run({ mode: 'text', html, context }, true);
+  if (fallback.kind === 'busy') return fallback.detail;
+  if (fallback.kind === 'done') return readableTextOf(fallback, converted.kind, converted.detail);
+  return {
+    document: Buffer.alloc(0),
+    context: Buffer.from(escapeMarkdownText(context.trim())),
+    outcome: 'unreadable',
+    convertMs: 0,
+    detail: `${converted.detail}; plain text: ${fallback.detail}`,
+  };
+}
+
 export function createMarkdownCopies(options: MarkdownCopyOptions = {}): MarkdownCopies {
   const timeoutMs = options.timeoutMs ?? MARKDOWN_TIMEOUT_MS;
   const runner = createConverterWorker({
@@ -165,17 +206,6 @@ export function createMarkdownCopies(options: MarkdownCopyOptions = {}): Markdow
     detail,
   });
 
-  function finished(outcome: Extract<JobOutcome, { kind: 'done' }>, as: ReadableText['outcome'], detail?: string) {
-    const text: ReadableText = {
-      document: bufferOf(outcome.document),
-      context: bufferOf(outcome.context),
-      outcome: as,
-      convertMs: outcome.ms,
-      ...(detail === undefined ? {} : { detail }),
-    };
-    return text;
-  }
-
   async function produce(source: VersionSource): Promise<ReadableText | ConverterBusy | undefined> {
     // No room: answered before the document is read (a full queue must cost nothing more).
     if (!runner.hasRoom(reading)) return busy('queue full');
@@ -187,30 +217,10 @@ export function createMarkdownCopies(options: MarkdownCopyOptions = {}): Markdow
       reading--;
     }
     if (html === undefined) return undefined;
-    const converted = await runner.run({ mode: 'markdown', html, context: source.context });
-    if (converted.kind === 'busy') return busy(converted.detail);
-    let text: ReadableText;
-    if (converted.kind === 'done') {
-      const { unsafe } = converted;
-      text = unsafe === undefined ? finished(converted, 'converted') : finished(converted, 'failed', unsafe);
-    } else {
-      // The document's fault: its plain text, also in the worker, ahead of every conversion waiting.
-      const fallback = await runner.run({ mode: 'text', html, context: source.context }, true);
-      if (fallback.kind === 'busy') return busy(fallback.detail);
-      text =
-        fallback.kind === 'done'
-          ? finished(fallback, converted.kind, converted.detail)
-          : {
-              document: Buffer.alloc(0),
-              context: Buffer.from(escapeMarkdownText(source.context.trim())),
-              outcome: 'unreadable',
-              convertMs: 0,
-              detail: `${converted.detail}; plain text: ${fallback.detail}`,
-            };
-    }
+    const text = await convertVersion(runner, html, source.context);
+    if (typeof text === 'string') return busy(text);
     // Kept whatever the outcome: the same version would fail the same way, so a hostile one costs one bound.
-    const { detail: _detail, ...kept } = text;
-    cache.set(source.key, { ...kept, convertMs: 0 });
+    cache.set(source.key, asShared(text));
     return text;
   }
 
@@ -220,14 +230,9 @@ export function createMarkdownCopies(options: MarkdownCopyOptions = {}): Markdow
       const cached = cache.get(key);
       if (cached !== undefined) return Promise.resolve(cached);
       const pending = inFlight.get(key);
-      if (pending !== undefined) {
-        // Shared: the request that ran the conversion reports its time and its detail.
-        return pending.then((text) => {
-          if (text === undefined || text.outcome === 'busy') return text;
-          const { detail: _detail, ...shared } = text;
-          return { ...shared, convertMs: 0 };
-        });
-      }
+      // Shared: the request that ran the conversion reports its time and its detail.
+      if (pending !== undefined)
+        return pending.then((t) => (t === undefined || t.outcome === 'busy' ? t : asShared(t)));
       const started = produce(source).finally(() => inFlight.delete(key));
       inFlight.set(key, started);
       return started;
