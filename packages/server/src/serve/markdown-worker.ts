@@ -1,7 +1,7 @@
 /**
  * The worker thread that makes a version's readable text (docs/decisions/0025-markdown-copy.md,
  * docs/decisions/0031-markdown-copy-bounded-and-neutralised.md). One request at a time: the parent
- * (markdown-copy.ts) posts `{ id, mode, html, context }` and gets `{ id, document, context }` (UTF-8, transferred)
+ * (markdown-runner.ts) posts `{ id, mode, html, context }` and gets `{ id, document, context }` (UTF-8, transferred)
  * or `{ id, error }` back, and terminates this thread when a request outlives its time; `resourceLimits` bound its
  * heap. `markdown` converts the document (and falls back to its text if the result fails the safety check);
  * `text` is the fallback the parent asks for after a conversion failed: the document's plain text, escaped as
