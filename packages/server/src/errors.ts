@@ -52,6 +52,8 @@ export const ERROR_STATUS = {
   headers_too_large: 431,
   /** The client did not send its headers or body in time. */
   request_timeout: 408,
+  /** The readable copy only: too many documents wait for the Markdown converter; retry after `Retry-After`. */
+  busy: 503,
   /** Pages only (/p/ raw): the drop is locked and the request holds no capability. */
   locked: 401,
   /** Pages only (the passcode gate): the passcode is wrong. */
@@ -110,6 +112,7 @@ const DEFAULT_MESSAGES: Record<ErrorCode, string> = {
   bad_request: 'The request is not valid HTTP.',
   headers_too_large: 'The request headers are too large.',
   request_timeout: 'The request was not received in time.',
+  busy: 'Too many documents are waiting to be converted; retry after Retry-After seconds.',
   locked: 'This drop is locked: open it in the viewer and enter its passcode.',
   wrong_passcode: 'The passcode is not right.',
   expired: 'This request expired or was denied.',

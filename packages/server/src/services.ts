@@ -29,6 +29,7 @@ import { createWriteLimiter, type WriteLimiter } from './domain/write-limit.js';
 import { createIdentityProvider, type IdentityProvider } from './identity/index.js';
 import { createSigner, type Signer } from './keys/signer.js';
 import { loadSigningKeys, type SigningKeys } from './keys/signing-keys.js';
+import { createMarkdownCopies, type MarkdownCopies, type MarkdownCopyOptions } from './serve/markdown-copy.js';
 import { createRawCache, type RawCache } from './serve/raw-cache.js';
 import { createRawLoader, type RawLoader } from './serve/raw-loader.js';
 
@@ -45,6 +46,8 @@ export interface ServiceOptions {
   readonly bus?: InvalidationBus;
   /** Signing keys; loaded from the configuration (environment or key file) by default. */
   readonly signingKeys?: SigningKeys;
+  /** The readable copy's converter bounds (tests shrink them); serve/markdown-copy.ts's defaults otherwise. */
+  readonly markdown?: MarkdownCopyOptions;
 }
 
 /** Where the service layer reports what no request answers for (the app's logger). */
@@ -86,6 +89,11 @@ export interface Services {
   readonly contentHosts: ContentHosts | undefined;
   /** Drop documents by slug or content label and version, through the raw cache. */
   readonly loadRaw: RawLoader;
+  /**
+   * Versions as readable text (docs/api.md, "Readable copy (Markdown)"): a worker started on first use, a bounded
+   * queue and a cache bounded by bytes. The app closes it.
+   */
+  readonly readableCopies: MarkdownCopies;
   /** Writes every coalesced counter now (token last use, view counts). */
   flushCounters(): Promise<void>;
   /**
@@ -169,6 +177,7 @@ export function createServices(options: ServiceOptions): Services {
     loadRaw: createRawLoader(rawCache, (ref, version) => findRawDocument(store, ref, version), {
       contentFrameAncestors: contentHosts?.frameAncestors,
     }),
+    readableCopies: createMarkdownCopies(options.markdown),
     async flushCounters() {
       await Promise.all([tokenUses.flush(), views.flush()]);
     },

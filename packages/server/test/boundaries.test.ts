@@ -27,7 +27,7 @@ const MAY_IMPORT: Readonly<Record<string, readonly string[]>> = {
 const MAY_USE: Readonly<Record<string, readonly string[]>> = {
   domain: ['diff'],
   keys: [],
-  serve: ['turndown'],
+  serve: ['turndown', 'markdown-it'],
 };
 
 /** Imports of a room that only name types (erased at run time) and are still allowed. */

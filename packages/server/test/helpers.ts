@@ -5,6 +5,7 @@ import { ensureAccount, issueToken } from '../src/domain/accounts.js';
 import type { Clock } from '../src/domain/clock.js';
 import type { Store } from '../src/domain/store.js';
 import { type App, buildApp } from '../src/http/app.js';
+import type { MarkdownCopyOptions } from '../src/serve/markdown-copy.js';
 import { createServices, type ServiceOptions, type Services } from '../src/services.js';
 import { createTestDatabase } from './databases.js';
 
@@ -65,6 +66,8 @@ export interface HarnessOptions {
   readonly limits?: Partial<Limits>;
   readonly clock?: Clock;
   readonly env?: Record<string, string>;
+  /** The readable copy's converter bounds (timeouts, queue, cache, idle time). */
+  readonly markdown?: MarkdownCopyOptions;
 }
 
 /** An app on a fresh database of the suite's dialect (TEST_DIALECT: SQLite, or PostgreSQL in its own schema). */
@@ -76,7 +79,8 @@ export async function createHarness(options: HarnessOptions = {}): Promise<Harne
   const store = database.open();
   await store.migrate();
   const clock = options.clock ?? { now: () => Date.now() };
-  const { app, services } = await buildTestApp({ config, store, clock });
+  const markdown = options.markdown === undefined ? {} : { markdown: options.markdown };
+  const { app, services } = await buildTestApp({ config, store, clock, ...markdown });
   return {
     app,
     services,

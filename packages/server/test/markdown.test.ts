@@ -3,13 +3,22 @@
  * rules and the text fallback as units, the worker's bounds, and `/p/<slug>.md` and `Accept: text/markdown` on a
  * real app. The worker runs from the build (dist/serve/markdown-worker.js), which `npm test` makes first.
  */
+import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { composeReadableCopy, escapeMarkdownText } from '../src/domain/readable-copy.js';
+import { escapeMarkdownText } from '../src/domain/markdown-text.js';
+import { composeReadableCopy } from '../src/domain/readable-copy.js';
 import { prefersMarkdown } from '../src/http/routes/public.js';
 import { createHtmlToMarkdown } from '../src/serve/markdown-convert.js';
-import { createMarkdownCopies } from '../src/serve/markdown-copy.js';
+import {
+  type ConverterBusy,
+  createMarkdownCopies,
+  type MarkdownCopyOptions,
+  type ReadableText,
+} from '../src/serve/markdown-copy.js';
+import type { WorkerEvent } from '../src/serve/markdown-runner.js';
 import { textOfHtml } from '../src/serve/plain-text.js';
 import { createHarness, createTestClock, type Harness, page } from './helpers.js';
+import { renderingProblems, shownText } from './rendered-markdown.js';
 
 const SECRET_SCRIPT = 'SCRIPT_SECRET_7f3a';
 
@@ -53,6 +62,23 @@ function largeReport(bytes = 2_097_152 - 1024): string {
     length += next.length;
   }
   return `${parts.join('')}</body></html>`;
+}
+
+/**
+ * CPU time of this process's main thread, the event loop (user and system, from /proc; 10 ms ticks). Unlike wall
+ * time or event-loop utilisation it does not grow when other processes crowd the machine.
+ */
+function eventLoopCpuMs(): number {
+  const stat = readFileSync(`/proc/self/task/${process.pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(fields[11]) + Number(fields[12])) * 10;
+}
+
+/** Main-thread CPU milliseconds `work` takes. */
+async function cpuOf(work: () => unknown): Promise<number> {
+  const before = eventLoopCpuMs();
+  await work();
+  return eventLoopCpuMs() - before;
 }
 
 /** Deeply nested markup: the DOM builder's time grows with the square of the depth. */
@@ -151,10 +177,11 @@ describe('the readable copy around the document (domain/readable-copy.ts)', () =
     description: '- not a list\n1. not either',
     latestVersion: 3,
   };
-  const shown = { version: 2, createdAt: Date.UTC(2026, 10, 21, 12, 30), context: 'Check the totals.' };
+  const shown = { version: 2, createdAt: Date.UTC(2026, 10, 21, 12, 30) };
 
   it('escapes the title and description, says which version it is, and puts the context last', () => {
-    const copy = composeReadableCopy({ drop, shown, documentText: 'Body.', baseUrl: 'https://d.test' });
+    const parts = { drop, shown, documentText: 'Body.', context: 'Check the totals.', baseUrl: 'https://d.test' };
+    const copy = composeReadableCopy(parts);
     expect(copy).toBe(
       [
         '# Plan \\*v2\\* \\# draft',
@@ -177,62 +204,244 @@ describe('the readable copy around the document (domain/readable-copy.ts)', () =
         '',
       ].join('\n'),
     );
-    expect(escapeMarkdownText('a_b [c] <d> `e`')).toBe('a\\_b \\[c\\] \\<d\\> \\`e\\`');
+    // `<` as a reference: a linkifier may take a backslash before it into a URL (domain/markdown-text.ts).
+    expect(escapeMarkdownText('a_b [c] <d> `e`')).toBe('a\\_b \\[c\\] &lt;d\\> \\`e\\`');
   });
 });
 
-describe('the bounded worker (serve/markdown-copy.ts)', () => {
-  it('terminates a conversion past its time and answers the text; the next document converts again', async () => {
-    const fallbacks: string[] = [];
-    const copies = createMarkdownCopies({ timeoutMs: 300, onFallback: (_key, outcome) => fallbacks.push(outcome) });
+/** A version as the route hands it to the converter: its name, a way to read its document, and its context. */
+const version = (key: string, html: string, context = '') => ({ key, document: async () => html, context });
+
+/** The document's text of an answer that is not `busy`. */
+function textOf(answer: ReadableText | ConverterBusy | undefined): string {
+  if (answer === undefined || answer.outcome === 'busy') throw new Error(`no text: ${JSON.stringify(answer)}`);
+  return answer.document.toString('utf8');
+}
+
+/** 2 MiB that turndown cannot convert and whose plain text takes about 0.1-0.4 s: the fallback's worst case. */
+const PATHOLOGICAL = '<div>x'.repeat(349_000);
+
+/** Converters whose worker's starts and stops are recorded, with a way to await the next event of a kind. */
+function watchedCopies(options: MarkdownCopyOptions) {
+  const events: WorkerEvent[] = [];
+  const waiting: Array<{ kind: string; resolve: (event: WorkerEvent) => void }> = [];
+  const copies = createMarkdownCopies({
+    ...options,
+    onWorker: (event) => {
+      events.push(event);
+      const index = waiting.findIndex((w) => w.kind === event.kind);
+      if (index >= 0) waiting.splice(index, 1)[0]?.resolve(event);
+    },
+  });
+  const next = (kind: WorkerEvent['kind']) =>
+    new Promise<WorkerEvent>((resolve) => {
+      waiting.push({ kind, resolve });
+    });
+  return { copies, events, next };
+}
+
+describe('the bounded worker (serve/markdown-copy.ts, markdown-runner.ts)', () => {
+  it('terminates a conversion past its time and answers the text, made in the worker; the next converts again', async () => {
+    const copies = createMarkdownCopies({ timeoutMs: 300 });
     try {
       const started = performance.now();
-      const slow = await copies.documentText('nested', () => NESTED);
+      const slow = await copies.readableText(version('nested', NESTED));
       console.log(`worker timeout path (300 ms bound): ${(performance.now() - started).toFixed(0)} ms`);
-      expect(slow.outcome).toBe('timeout');
-      expect(slow.markdown).toBe('deep text');
-      expect(fallbacks).toEqual(['timeout']);
+      expect(slow?.outcome).toBe('timeout');
+      expect(textOf(slow)).toBe('deep text');
+      expect(slow).toMatchObject({ detail: 'over 300 ms' });
+      // The plain text came from the worker too: one conversion, one plain-text pass.
+      expect(copies.stats()).toMatchObject({ conversions: 1, textFallbacks: 1 });
       // Kept: the same document is not tried again.
-      expect(await copies.documentText('nested', () => NESTED)).toMatchObject({ outcome: 'timeout', convertMs: 0 });
-      const next = await copies.documentText('report', () => REPORT);
-      expect(next.outcome).toBe('converted');
-      expect(next.markdown).toContain('# Quarterly report');
+      const again = await copies.readableText(version('nested', NESTED));
+      expect(again).toMatchObject({ outcome: 'timeout', convertMs: 0 });
+      expect(again).not.toHaveProperty('detail');
+      expect(copies.stats()).toMatchObject({ conversions: 1, textFallbacks: 1 });
+      const next = await copies.readableText(version('report', REPORT));
+      expect(next?.outcome).toBe('converted');
+      expect(textOf(next)).toContain('# Quarterly report');
     } finally {
       await copies.close();
     }
   });
 
-  it('shares one conversion between concurrent requests, and answers text at once when too many wait', async () => {
+  it('makes the plain text of a pathological document in the worker: the event loop stays free', async () => {
+    const aloneCpuMs = await cpuOf(() => textOfHtml(PATHOLOGICAL));
+    const copies = createMarkdownCopies({ timeoutMs: 300 });
+    try {
+      let answer: ReadableText | ConverterBusy | undefined;
+      const loopCpuMs = await cpuOf(async () => {
+        answer = await copies.readableText(version('pathological', PATHOLOGICAL));
+      });
+      console.log(
+        `plain-text fallback of 2 MiB: the event loop used ${loopCpuMs} ms of CPU meanwhile; the plain text alone ` +
+          `takes ${aloneCpuMs} ms of CPU on one thread`,
+      );
+      expect(answer?.outcome).toBe('timeout');
+      expect(textOf(answer)).toContain('x\nx\nx\nx');
+      expect(copies.stats()).toMatchObject({ conversions: 1, textFallbacks: 1 });
+      // Everything the event loop did while the worker converted, failed and made the text: a fraction of the text.
+      expect(loopCpuMs).toBeLessThan(aloneCpuMs / 2);
+    } finally {
+      await copies.close();
+    }
+  });
+
+  it('shares one conversion between concurrent requests, and answers busy at once when too many wait', async () => {
     const copies = createMarkdownCopies({ timeoutMs: 300, maxQueued: 1 });
     try {
-      // A started worker takes the first document at once; one more may wait; the next is answered as text.
-      expect(await copies.documentText('warm', () => '<p>warm</p>')).toMatchObject({ outcome: 'converted' });
+      // A started worker takes the first document at once; one more may wait; the next is answered busy.
+      expect(await copies.readableText(version('warm', '<p>warm</p>'))).toMatchObject({ outcome: 'converted' });
       const [a, b, c, d] = await Promise.all([
-        copies.documentText('slow', () => NESTED),
-        copies.documentText('slow', () => NESTED),
-        copies.documentText('one', () => '<p>one</p>'),
-        copies.documentText('two', () => '<p>two</p>'),
+        copies.readableText(version('slow', NESTED)),
+        copies.readableText(version('slow', NESTED)),
+        copies.readableText(version('one', '<p>one</p>')),
+        copies.readableText(version('two', '<p>two</p>')),
       ]);
-      expect(a).toBe(b);
       expect(a?.outcome).toBe('timeout');
-      expect(c).toMatchObject({ outcome: 'converted', markdown: 'one' });
-      expect(d).toMatchObject({ outcome: 'busy', markdown: 'two' });
+      expect(b?.outcome).toBe('timeout');
+      expect(textOf(a)).toBe(textOf(b));
+      expect(copies.stats()).toMatchObject({ conversions: 3, textFallbacks: 1 });
+      expect(textOf(c)).toBe('one');
+      expect(d).toEqual({ outcome: 'busy', retryAfterSeconds: 1, detail: 'queue full' });
       // Busy is no property of the document: it is converted on the next request.
-      expect(await copies.documentText('two', () => '<p>two</p>')).toMatchObject({ outcome: 'converted' });
+      expect(await copies.readableText(version('two', '<p>two</p>'))).toMatchObject({ outcome: 'converted' });
     } finally {
       await copies.close();
     }
   });
 
-  it('answers text when the worker cannot start, and after close', async () => {
+  it('answers busy when the worker cannot start, and after close', async () => {
     const missing = new URL('./no-such-worker.js', import.meta.url);
     const broken = createMarkdownCopies({ workerUrl: missing });
-    expect(await broken.documentText('k', () => '<p>still text</p>')).toMatchObject({
+    expect(await broken.readableText(version('k', '<p>still text</p>'))).toMatchObject({
       outcome: 'busy',
-      markdown: 'still text',
+      retryAfterSeconds: 3,
     });
     await broken.close();
-    expect(await broken.documentText('k2', () => '<p>closed</p>')).toMatchObject({ outcome: 'busy' });
+    expect(await broken.readableText(version('k2', '<p>closed</p>'))).toMatchObject({
+      outcome: 'busy',
+      detail: 'closed',
+    });
+  });
+
+  it('converts the context with the document, and reads a document only when it must', async () => {
+    const copies = createMarkdownCopies({ maxQueued: 0, timeoutMs: 300 });
+    try {
+      let reads = 0;
+      const counted = (key: string, html: string, context: string) => ({
+        key,
+        document: async () => {
+          reads++;
+          return html;
+        },
+        context,
+      });
+      const [one, same] = await Promise.all([
+        copies.readableText(counted('one', '<p>doc</p>', 'one *two* <script>x</script>')),
+        copies.readableText(counted('one', '<p>doc</p>', 'one *two* <script>x</script>')),
+      ]);
+      expect(one?.outcome === 'converted' && one.context.toString()).toBe('one _two_ &lt;script>x&lt;/script>');
+      expect(same?.outcome === 'converted' && same.context.toString()).toBe('one _two_ &lt;script>x&lt;/script>');
+      expect(reads).toBe(1);
+      // Kept: answered without reading it again.
+      expect(textOf(await copies.readableText(counted('one', '<p>doc</p>', '')))).toBe('doc');
+      expect(reads).toBe(1);
+      // A full queue is answered before the document is read.
+      const [running, refused] = await Promise.all([
+        copies.readableText(counted('slow', NESTED, '')),
+        copies.readableText(counted('refused', '<p>x</p>', '')),
+      ]);
+      expect(refused).toMatchObject({ outcome: 'busy', detail: 'queue full' });
+      expect(running?.outcome).toBe('timeout');
+      expect(reads).toBe(2);
+      // A document deleted meanwhile: nothing to answer.
+      expect(await copies.readableText({ key: 'gone', document: async () => undefined, context: '' })).toBeUndefined();
+    } finally {
+      await copies.close();
+    }
+  });
+
+  it('keeps finished texts within its byte bound, least recently used out', async () => {
+    const paragraph = (n: number) => `<p>${String(n).repeat(1000)}</p>`;
+    const copies = createMarkdownCopies({ cacheBytes: 2600 });
+    try {
+      for (const n of [1, 2, 3]) await copies.readableText(version(`v${n}`, paragraph(n)));
+      const { cacheBytes, cacheEntries, conversions } = copies.stats();
+      expect(conversions).toBe(3);
+      expect(cacheBytes).toBeLessThanOrEqual(2600);
+      expect(cacheEntries).toBe(2);
+      // v1 left first: asked again, it is converted again; v3 is still kept.
+      await copies.readableText(version('v3', paragraph(3)));
+      expect(copies.stats().conversions).toBe(3);
+      await copies.readableText(version('v1', paragraph(1)));
+      expect(copies.stats().conversions).toBe(4);
+      expect(copies.stats().cacheBytes).toBeLessThanOrEqual(2600);
+      // A text larger than the whole bound is answered, and not kept.
+      const large = await copies.readableText(version('large', paragraph(9).repeat(3)));
+      expect(textOf(large)).toHaveLength(3000 + 4);
+      expect(copies.stats().cacheEntries).toBe(2);
+    } finally {
+      await copies.close();
+    }
+  });
+
+  it('stops the worker when idle and starts another on demand; none before the first use', async () => {
+    const { copies, events, next } = watchedCopies({ idleMs: 50 });
+    try {
+      expect(copies.stats()).toMatchObject({ workerRunning: false, workerStarts: 0 });
+      const stopped = next('stopped');
+      expect(textOf(await copies.readableText(version('a', '<p>a</p>')))).toBe('a');
+      expect(await stopped).toEqual({ kind: 'stopped', reason: 'idle' });
+      expect(copies.stats()).toMatchObject({ workerRunning: false, workerStarts: 1 });
+      expect(textOf(await copies.readableText(version('b', '<p>b</p>')))).toBe('b');
+      expect(copies.stats()).toMatchObject({ workerStarts: 2 });
+      expect(events.map((e) => e.kind)).toEqual(['started', 'stopped', 'started']);
+    } finally {
+      await copies.close();
+    }
+  });
+});
+
+/** The relative modules and the packages a module imports at run time (type-only imports are erased). */
+function runtimeImports(file: URL): string[] {
+  const source = readFileSync(file, 'utf8');
+  const found: string[] = [];
+  for (const match of source.matchAll(/^\s*(?:import|export)\s+(?!type\s)(?:[^;'"]*?\sfrom\s+)?['"]([^'"]+)['"]/gm)) {
+    found.push(match[1] ?? '');
+  }
+  for (const match of source.matchAll(/\bimport\(\s*['"]([^'"]+)['"]\s*\)/g)) found.push(match[1] ?? '');
+  return found;
+}
+
+/** Every module the main thread can load from `entry`, following relative imports (`.js` specifiers name `.ts`). */
+function mainThreadModules(entry: URL): Set<string> {
+  const seen = new Set<string>();
+  const stack = [entry];
+  for (let file = stack.pop(); file !== undefined; file = stack.pop()) {
+    if (seen.has(file.href)) continue;
+    seen.add(file.href);
+    for (const specifier of runtimeImports(file)) {
+      if (specifier.startsWith('.')) stack.push(new URL(specifier.replace(/\.js$/, '.ts'), file));
+      else seen.add(`package:${specifier}`);
+    }
+  }
+  return seen;
+}
+
+describe('what runs on the event loop', () => {
+  it('the converter, the plain-text fallback and their libraries are reachable from the worker only', () => {
+    const src = new URL('../src/', import.meta.url);
+    const main = mainThreadModules(new URL('main.ts', src));
+    expect(main.has(new URL('server.ts', src).href)).toBe(true);
+    expect(main.has(new URL('serve/markdown-copy.ts', src).href)).toBe(true);
+    for (const worker of ['plain-text.ts', 'markdown-convert.ts', 'markdown-safety.ts', 'markdown-worker.ts']) {
+      expect(main.has(new URL(`serve/${worker}`, src).href), worker).toBe(false);
+    }
+    for (const library of ['turndown', 'markdown-it']) expect(main.has(`package:${library}`), library).toBe(false);
+    const worker = mainThreadModules(new URL('serve/markdown-worker.ts', src));
+    expect(worker.has(new URL('serve/plain-text.ts', src).href)).toBe(true);
+    expect(worker.has('package:turndown')).toBe(true);
   });
 });
 
@@ -258,6 +467,61 @@ describe('GET /p/<slug>.md and Accept: text/markdown', () => {
 
   const markdownOf = (url: string, headers: Record<string, string> = {}) =>
     h.call('GET', url, { headers: { accept: 'text/markdown', ...headers } });
+
+  it('starts no converter for building the app, publishing or serving the viewer', async () => {
+    const { slug } = await publish();
+    expect((await h.call('GET', `/p/${slug}`)).status).toBe(200);
+    expect(h.services.readableCopies.stats()).toMatchObject({ workerRunning: false, workerStarts: 0 });
+  });
+
+  it('neutralises a hostile document, title, description and context: no raw HTML, no unsafe link', async () => {
+    const { slug } = await publish({
+      title: '<img src=x onerror=alert(1)> [t](javascript:alert(1))',
+      description: '&lt;script&gt; <script>alert(1)</script>\n---\n[d]: javascript:alert(1)',
+      html:
+        '<h1>&lt;script&gt;alert(1)&lt;/script&gt;</h1><p><a href="java&#x09;script:alert(1)">tab</a> ' +
+        '<a href="https://example.com/ok" title=\'x" onmouseover="alert(1)\'>ok</a> &lt;javascript:alert(1)&gt;</p>' +
+        '<img src="data:image/svg+xml,&lt;svg onload=alert(1)&gt;" alt="chart"><pre><code>a``` &lt;b&gt;</code></pre>',
+      context: 'See <script>alert(1)</script> and [x](JaVaScRiPt:alert(1)) <javascript:alert(1)> `<b>` [ok](/p/x)',
+    });
+    const reply = await h.call('GET', `/p/${slug}.md`);
+    expect(reply.status).toBe(200);
+    expect(renderingProblems(reply.text), reply.text).toEqual([]);
+    const shown = shownText(reply.text);
+    for (const text of ['<img src=x onerror=alert(1)>', '<script>alert(1)</script>', 'tab', 'chart', 'a``` <b>']) {
+      expect(shown, reply.text).toContain(text);
+    }
+    expect(reply.text).toContain('[ok](https://example.com/ok "x\\" onmouseover\\=\\"alert\\(1\\)")');
+    expect(reply.text).toContain('[ok](/p/x)');
+  });
+
+  it('has concurrent readers of one version share one conversion', async () => {
+    const { slug } = await publish({ html: page('shared by all') });
+    const before = h.services.readableCopies.stats().conversions;
+    const replies = await Promise.all(Array.from({ length: 16 }, () => h.call('GET', `/p/${slug}.md`)));
+    expect(new Set(replies.map((r) => r.status))).toEqual(new Set([200]));
+    expect(new Set(replies.map((r) => r.text)).size).toBe(1);
+    expect(h.services.readableCopies.stats().conversions - before).toBe(1);
+  });
+
+  it('answers a pathological document with its plain text, made in the worker (event loop CPU printed)', async () => {
+    const { slug } = await publish({ html: PATHOLOGICAL });
+    const { textFallbacks } = h.services.readableCopies.stats();
+    const started = performance.now();
+    let reply: Awaited<ReturnType<typeof h.call>> | undefined;
+    const loopCpuMs = await cpuOf(async () => {
+      reply = await h.call('GET', `/p/${slug}.md`);
+    });
+    console.log(
+      `pathological 2 MiB document: answered as text in ${(performance.now() - started).toFixed(0)} ms, ` +
+        `${loopCpuMs} ms of it on the event loop's CPU`,
+    );
+    expect(reply?.status).toBe(200);
+    expect(reply?.text).toContain('without its structure');
+    expect(reply?.text).toContain('x\nx\nx\nx');
+    // The text came from the worker (the event loop's share is asserted without HTTP in 'the bounded worker').
+    expect(h.services.readableCopies.stats().textFallbacks).toBe(textFallbacks + 1);
+  });
 
   it('answers the title, description, version, the document as Markdown and the context', async () => {
     const { slug } = await publish({ context: 'Reviewed by finance; see the totals table.' });
@@ -442,5 +706,39 @@ describe('GET /p/<slug>.md and Accept: text/markdown', () => {
     // A fresh worker converts the next document.
     const next = await h.call('GET', `/p/${other.slug}.md`);
     expect(next.text).toContain('| Region | Sales |');
+  });
+});
+
+describe('a busy converter (GET /p/<slug>.md)', () => {
+  let h: Harness;
+  let token: string;
+
+  beforeAll(async () => {
+    // No conversion may wait behind the one running: a second document is answered 503 at once.
+    h = await createHarness({ markdown: { maxQueued: 0, timeoutMs: 300 } });
+    token = await h.token('busy');
+  });
+  afterAll(() => h.close());
+
+  it('answers 503 with Retry-After in Markdown rather than queueing, and serves the same request later', async () => {
+    const slugs: string[] = [];
+    for (const n of [1, 2]) {
+      const reply = await h.call('POST', '/api/drops', { token, body: { title: `deep ${n}`, html: `${NESTED} ${n}` } });
+      expect(reply.status, reply.text).toBe(201);
+      slugs.push(reply.json.slug);
+    }
+    const replies = await Promise.all(slugs.map((slug) => h.call('GET', `/p/${slug}.md`)));
+    expect(replies.map((r) => r.status).sort()).toEqual([200, 503]);
+    const busy = replies.find((r) => r.status === 503);
+    expect(busy?.headers).toMatchObject({
+      'retry-after': '1',
+      'content-type': 'text/markdown; charset=utf-8',
+      'cache-control': 'no-store',
+    });
+    expect(busy?.text).toBe('# Busy\n\nToo many documents are waiting to be converted. Ask again in 1 s.\n');
+    const refused = slugs[replies.indexOf(busy as (typeof replies)[number])];
+    const later = await h.call('GET', `/p/${refused}.md`);
+    expect(later.status).toBe(200);
+    expect(later.text).toContain('deep text');
   });
 });

@@ -4,6 +4,7 @@
  * version and date, and the version's context under its own heading. Converting the document is serve/'s work; this
  * file only decides and composes.
  */
+import { escapeMarkdownText } from './markdown-text.js';
 import { opensLockedDrop, type PublicViewDeps, type VisitorAccess } from './public-view.js';
 import { type DropRecord, isExpired, type VersionRecord } from './types.js';
 
@@ -38,18 +39,32 @@ export async function findReadableCopy(
   return { kind: 'readable', drop, shown };
 }
 
-/** Backslash-escapes what Markdown would read as markup in a line of plain text (a title, a description). */
-export function escapeMarkdownText(text: string): string {
-  return text
-    .replace(/[\\`*_[\]<>#|~]/g, '\\$&')
-    .replace(/^([ \t]*)([-+=])(?=\s|$)/gm, '$1\\$2')
-    .replace(/^([ \t]*\d+)([.)])(?=\s|$)/gm, '$1\\$2');
+/**
+ * Names the content of the version a readable copy shows, for the cache of finished copies
+ * (serve/markdown-copy.ts): the drop's slug and creation time, the version's number, creation time and size. A
+ * version never changes (its document and context are fixed when it is published) and slugs are random, so equal
+ * names mean equal copies; the creation times tell apart a drop deleted and created again under the same slug.
+ * Known from the metadata alone: a kept copy is answered without reading the document.
+ */
+export function readableVersionKey(
+  drop: Pick<DropRecord, 'slug' | 'createdAt'>,
+  shown: Pick<VersionRecord, 'version' | 'createdAt' | 'sizeBytes'>,
+): string {
+  return `${drop.slug} ${drop.createdAt} ${shown.version} ${shown.createdAt} ${shown.sizeBytes}`;
+}
+
+/**
+ * The stored HTML of the version a readable copy shows, as published (the converter drops the head the raw answer
+ * adds, so the raw cache and its injection are not needed); undefined when it was deleted meanwhile.
+ */
+export async function readableDocument(deps: PublicViewDeps, slug: string, version: number) {
+  return (await deps.store.getVersionContent(slug, version))?.html;
 }
 
 const TEXT_ONLY_NOTES = {
   limits:
     'The text of this document without its structure: converting it to Markdown exceeded the time or memory allowed.',
-  busy: 'The text of this document without its structure: the Markdown converter is busy; ask again shortly.',
+  unreadable: 'The text of this document could not be extracted within the time or memory allowed.',
 } as const;
 
 /** `2026-11-21 12:00 UTC`: the date as the viewer shows it, in UTC. */
@@ -59,23 +74,25 @@ function utcDate(ms: number): string {
 
 export interface ReadableCopyParts {
   readonly drop: Pick<DropRecord, 'slug' | 'title' | 'description' | 'latestVersion'>;
-  readonly shown: Pick<VersionRecord, 'version' | 'createdAt' | 'context'>;
-  /** The document's text: Markdown, or plain text when the conversion fell back. */
-  readonly documentText: string;
+  readonly shown: Pick<VersionRecord, 'version' | 'createdAt'>;
   /**
-   * Why `documentText` is plain text, if it is (the copy says so): the document outlived the converter's time or
-   * memory (`limits`), or the converter could not take it now (`busy`).
+   * Why the document is not Markdown, if it is not (the copy says so): it is its plain text because the conversion
+   * outlived the converter's time or memory or failed (`limits`), or absent because even that could not be had
+   * (`unreadable`).
    */
-  readonly textOnly?: 'limits' | 'busy' | undefined;
+  readonly textOnly?: keyof typeof TEXT_ONLY_NOTES | undefined;
   /** `{base_url}`, for the links to the viewer and the latest version. */
   readonly baseUrl: string;
 }
 
+/** What comes between the document and the version's context, when it has one. */
+export const CONTEXT_HEADING = '\n\n---\n\n## Context\n\n';
+
 /**
- * The readable copy: `# Title`, the description, a short list (version, whether it is the latest, date, the viewer's
- * URL), a rule, the document's text, and `## Context` with the version's context when it has one.
+ * The copy up to the document: `# Title`, the description, a short list (version, whether it is the latest, date,
+ * the viewer's URL), a rule, and the note of a fallback. The title and description are escaped as text.
  */
-export function composeReadableCopy({ drop, shown, documentText, textOnly, baseUrl }: ReadableCopyParts): string {
+export function readableCopyHead({ drop, shown, textOnly, baseUrl }: ReadableCopyParts): string {
   const latest = shown.version === drop.latestVersion;
   const viewer = `${baseUrl}/p/${drop.slug}`;
   const lines = [`# ${escapeMarkdownText(drop.title.replace(/\s+/g, ' ').trim())}`, ''];
@@ -91,11 +108,16 @@ export function composeReadableCopy({ drop, shown, documentText, textOnly, baseU
     '---',
     '',
   );
-  if (textOnly !== undefined) {
-    lines.push(`> ${TEXT_ONLY_NOTES[textOnly]}`, '');
-  }
-  lines.push(documentText.trim());
-  const context = (shown.context ?? '').trim();
-  if (context !== '') lines.push('', '---', '', '## Context', '', context);
+  if (textOnly !== undefined) lines.push(`> ${TEXT_ONLY_NOTES[textOnly]}`, '');
   return `${lines.join('\n')}\n`;
+}
+
+/**
+ * The whole readable copy: the head, the document's text, and `## Context` with the version's context when it has
+ * one. `documentText` and `context` are Markdown the converter has neutralised (serve/markdown-convert.ts); the
+ * service writes the same pieces as bytes (http/routes/public.ts).
+ */
+export function composeReadableCopy(parts: ReadableCopyParts & { documentText: string; context: string }): string {
+  const context = parts.context.trim();
+  return `${readableCopyHead(parts)}${parts.documentText.trim()}${context === '' ? '' : `${CONTEXT_HEADING}${context}`}\n`;
 }

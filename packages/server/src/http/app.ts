@@ -61,6 +61,8 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
     // Requests waiting for comments answer now (with what there is), so closing does not wait for them.
     services.commentSignal.close();
   });
+  // After the last request: the readable copy's worker, if one runs, is terminated.
+  app.addHook('onClose', () => services.readableCopies.close());
   return app as unknown as App;
 }
 
@@ -201,6 +203,7 @@ async function registerRoutes(app: TypedApp, services: Services): Promise<void> 
     capabilities: services.capabilities,
     unlock: services.unlock,
     contentHosts: services.contentHosts,
+    readableCopies: services.readableCopies,
     viewerComments: { comments: services.comments, sessions, identity, view: services.publicView },
   });
   await app.register(contentHostRoutes, {

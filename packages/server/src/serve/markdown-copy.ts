@@ -1,52 +1,97 @@
 /**
- * Documents as Markdown for the readable copy (docs/api.md, "Readable copy (Markdown)"), converted off the event
- * loop and bounded (docs/decisions/0025-markdown-copy.md): one reusable worker thread converts one document at a
- * time, under a heap limit (`resourceLimits`) and a time limit after which it is terminated. A document that
- * outlives either bound, or fails inside the converter, gets its plain text instead (plain-text.ts). Results are
- * kept in a small LRU keyed by the served document's ETag (its version and content hash), so a change of the drop
- * never needs an invalidation, and concurrent requests for the same document share one conversion.
+ * Versions as readable text for the readable copy (docs/api.md, "Readable copy (Markdown)"), made off the event loop
+ * and bounded (docs/decisions/0025-markdown-copy.md, docs/decisions/0031-markdown-copy-bounded-and-neutralised.md).
+ * One worker thread, started on first use and stopped when idle, does one request at a time under a heap limit
+ * (`resourceLimits`) and a time limit past which it is terminated. A document that outlives either bound, or fails
+ * inside the converter, gets its plain text instead, made by the worker too: nothing heavier than a cache lookup
+ * runs on the event loop. Finished texts are kept per version in an LRU bounded by their bytes (a version never
+ * changes, so nothing needs invalidating); the document is read only on a miss; concurrent requests for one version
+ * share one conversion; past `maxQueued` waiting conversions the answer is `busy` at once, before anything is read.
  */
-import { Worker } from 'node:worker_threads';
 import { builtFile } from '../built-files.js';
-import type { ConvertRequest, WorkerMessage } from './markdown-worker.js';
-import { textOfHtml } from './plain-text.js';
+import { escapeMarkdownText } from '../domain/markdown-text.js';
+import { type ConverterWorker, createConverterWorker, type JobOutcome, type WorkerEvent } from './markdown-runner.js';
 
-/** A document's text for the readable copy. */
-export interface DocumentText {
-  readonly markdown: string;
+/** A version's readable text, as the worker made it. */
+export interface ReadableText {
+  /** The document as Markdown (UTF-8, trimmed), or its plain text escaped as Markdown text. */
+  readonly document: Buffer;
+  /** The version's context as neutralised Markdown (UTF-8, trimmed; empty when it has none). */
+  readonly context: Buffer;
   /**
-   * `converted`: the document as Markdown. Otherwise its plain text, because the conversion took longer than allowed
-   * (`timeout`), hit the memory limit or failed inside the converter (`failed`), or could not run now (`busy`: too
-   * many conversions waiting, or the worker could not start).
+   * `converted`; otherwise `document` is the plain text, because the conversion took longer than allowed
+   * (`timeout`), or hit the memory limit, failed inside the converter or gave Markdown that failed the safety check
+   * (`failed`); or `document` is empty (`unreadable`): even the plain text could not be had within the bounds.
    */
-  readonly outcome: 'converted' | 'timeout' | 'failed' | 'busy';
-  /** Milliseconds the conversion took in the worker (0 when it came from the cache or did not run). */
+  readonly outcome: 'converted' | 'timeout' | 'failed' | 'unreadable';
+  /** Milliseconds the worker spent on it; 0 when it came from the cache or from another request's conversion. */
   readonly convertMs: number;
+  /** Why it is not `converted`, for the log: set only on the answer of the request that ran the conversion. */
+  readonly detail?: string;
+}
+
+/** Too many conversions wait, or the worker cannot run: answered 503 with `Retry-After` (never cached). */
+export interface ConverterBusy {
+  readonly outcome: 'busy';
+  readonly retryAfterSeconds: number;
+  readonly detail: string;
+}
+
+/** The version a readable text is made of. */
+export interface VersionSource {
+  /** Names the version's document and context: equal keys mean equal texts (domain/readable-copy.ts). */
+  readonly key: string;
+  /** Reads the version's HTML: only when no text is kept or being made for `key`; undefined if it is gone. */
+  readonly document: () => Promise<string | undefined>;
+  /** The version's context ('' for none). */
+  readonly context: string;
+}
+
+/** What the readable texts hold and do now: for tests, benchmarks and the log. */
+export interface MarkdownCopyStats {
+  readonly workerRunning: boolean;
+  /** Workers started since creation (one per first use, per restart after idle, timeout or crash). */
+  readonly workerStarts: number;
+  /** Documents handed to the worker for conversion. */
+  readonly conversions: number;
+  /** Documents handed to the worker for their plain text (after a conversion failed). */
+  readonly textFallbacks: number;
+  /** Conversions waiting for the worker. */
+  readonly queued: number;
+  readonly cacheEntries: number;
+  /** Bytes of the kept texts (documents, contexts and keys). */
+  readonly cacheBytes: number;
 }
 
 export interface MarkdownCopies {
   /**
-   * The text of the document stored under `key` (the served ETag: equal keys mean equal documents). `html` is read
-   * only on a miss.
+   * The readable text of `source`: from the cache, from a conversion already running for the same version, or from
+   * a new one. `busy` when `maxQueued` conversions already wait (or the worker cannot run); undefined when the
+   * document is gone.
    */
-  documentText(key: string, html: () => string): Promise<DocumentText>;
-  /** Terminates the worker; waiting conversions get their plain text. */
+  readableText(source: VersionSource): Promise<ReadableText | ConverterBusy | undefined>;
+  stats(): MarkdownCopyStats;
+  /** Terminates the worker; waiting conversions are answered `busy`. */
   close(): Promise<void>;
 }
 
 export interface MarkdownCopyOptions {
   /** Wall time one conversion may take in the worker (default 3000 ms). */
   readonly timeoutMs?: number;
+  /** Wall time the plain-text pass of a document that failed to convert may take (default 3000 ms). */
+  readonly textTimeoutMs?: number;
   /** The worker's old-generation heap (default 256 MiB); past it the worker dies and the text is the answer. */
   readonly maxHeapMb?: number;
-  /** Conversions that may wait for the worker; beyond, the answer is the plain text at once (default 8). */
+  /** Conversions that may wait behind the running one; beyond, the answer is `busy` (default 8). */
   readonly maxQueued?: number;
-  /** Characters of Markdown kept by the LRU (default 16 Mi, about 32 MiB). */
-  readonly cacheChars?: number;
+  /** Bytes of finished texts kept (default 32 MiB); a text larger than this is not kept. */
+  readonly cacheBytes?: number;
+  /** How long an idle worker is kept before it is terminated (default 30 s); the next request starts another. */
+  readonly idleMs?: number;
   /** Where the worker's script is; the build's by default. */
   readonly workerUrl?: URL;
-  /** Told about each conversion that fell back to text (the app's log). */
-  readonly onFallback?: (key: string, outcome: DocumentText['outcome'], detail: string) => void;
+  /** Told when a worker starts or stops, and why (tests, the log). */
+  readonly onWorker?: (event: WorkerEvent) => void;
 }
 
 /** The compiled worker, which `npm run build` writes and `npm test` builds first (built-files.ts). */
@@ -57,217 +102,144 @@ export const MARKDOWN_WORKER_URL = builtFile('serve/markdown-worker.js');
  * about 1.4 s within about 200 MiB of heap on a loaded 2-core machine; documents beyond either bound get their text.
  */
 export const MARKDOWN_TIMEOUT_MS = 3000;
+/** The plain text is one linear pass (about 0.1-0.4 s for the worst 2 MiB measured); the bound is for a stall. */
+export const MARKDOWN_TEXT_TIMEOUT_MS = 3000;
 export const MARKDOWN_HEAP_MB = 256;
+export const MARKDOWN_MAX_QUEUED = 8;
+export const MARKDOWN_CACHE_BYTES = 32 * 1_048_576;
+export const MARKDOWN_IDLE_MS = 30_000;
 
-/** How long a fresh worker may take to load the converter before it is given up on. */
-const STARTUP_TIMEOUT_MS = 15_000;
+/** Bytes an entry is counted for besides its texts and key (the Map entry, the objects, the Buffer headers). */
+const ENTRY_OVERHEAD_BYTES = 256;
 
-type Outcome =
-  | { readonly kind: 'converted'; readonly markdown: string; readonly ms: number }
-  | { readonly kind: 'timeout' | 'failed' | 'busy'; readonly detail: string };
-
-interface Job {
-  readonly id: number;
-  readonly html: string;
-  readonly settle: (outcome: Outcome) => void;
-}
-
-interface WorkerRunner {
-  run(html: string): Promise<Outcome>;
-  close(): Promise<void>;
-}
-
-/** The worker's limits: heap, and how long one conversion may take. */
-interface WorkerLimits {
-  readonly timeoutMs: number;
-  readonly maxHeapMb: number;
-  readonly maxQueued: number;
-}
-
-/** One worker, started on first use and after each termination; one conversion at a time, the rest queued. */
-class ConverterWorker implements WorkerRunner {
-  readonly #queue: Job[] = [];
-  #worker: Worker | undefined;
-  #ready = false;
-  #current: { job: Job; timer: NodeJS.Timeout; startedAt: number } | undefined;
-  #startupTimer: NodeJS.Timeout | undefined;
-  #nextId = 1;
-  #closed = false;
-
-  constructor(
-    private readonly url: URL,
-    private readonly limits: WorkerLimits,
-  ) {}
-
-  run(html: string): Promise<Outcome> {
-    if (this.#closed) return Promise.resolve({ kind: 'busy', detail: 'closed' });
-    if (this.#queue.length >= this.limits.maxQueued) return Promise.resolve({ kind: 'busy', detail: 'queue full' });
-    return new Promise<Outcome>((settle) => {
-      this.#queue.push({ id: this.#nextId++, html, settle });
-      this.#pump();
-    });
-  }
-
-  async close(): Promise<void> {
-    this.#closed = true;
-    await this.#discard({ kind: 'busy', detail: 'closed' }, { kind: 'busy', detail: 'closed' });
-  }
-
-  /**
-   * Ends the current worker; the current job (if any) settles with `outcome`, the queue with `queued` if given.
-   * Resolves once the thread has stopped.
-   */
-  #discard(outcome: Outcome | undefined, queued?: Outcome): Promise<unknown> {
-    const ending = this.#worker;
-    this.#worker = undefined;
-    this.#ready = false;
-    clearTimeout(this.#startupTimer);
-    if (this.#current !== undefined) {
-      clearTimeout(this.#current.timer);
-      const { job } = this.#current;
-      this.#current = undefined;
-      if (outcome !== undefined) job.settle(outcome);
-    }
-    if (queued !== undefined) for (const job of this.#queue.splice(0)) job.settle(queued);
-    ending?.removeAllListeners();
-    ending?.on('error', () => undefined); // a late error of a terminated worker is of no interest
-    return ending?.terminate() ?? Promise.resolve();
-  }
-
-  #start(): void {
-    const started = new Worker(this.url, {
-      resourceLimits: { maxOldGenerationSizeMb: this.limits.maxHeapMb, maxYoungGenerationSizeMb: 32, stackSizeMb: 4 },
-    });
-    this.#worker = started;
-    this.#startupTimer = setTimeout(() => {
-      if (this.#worker === started) void this.#discard(undefined, { kind: 'busy', detail: 'worker did not start' });
-    }, STARTUP_TIMEOUT_MS);
-    this.#startupTimer.unref();
-    started.on('message', (message: WorkerMessage) => {
-      if (this.#worker === started) this.#received(message);
-    });
-    started.on('error', (error: Error & { code?: string }) => {
-      if (this.#worker !== started) return;
-      const detail = error.code === 'ERR_WORKER_OUT_OF_MEMORY' ? 'heap limit reached' : error.message;
-      this.#lost(detail, `worker failed: ${detail}`);
-    });
-    started.on('exit', (code) => {
-      if (this.#worker === started) this.#lost(`worker exited (${code})`, `worker exited (${code})`);
-    });
-  }
-
-  /** The worker is ready, or answered the current job. */
-  #received(message: WorkerMessage): void {
-    if (message.type === 'ready') {
-      this.#ready = true;
-      clearTimeout(this.#startupTimer);
-      this.#pump();
-      return;
-    }
-    if (this.#current === undefined || this.#current.job.id !== message.id) return;
-    const { job, timer, startedAt } = this.#current;
-    clearTimeout(timer);
-    this.#current = undefined;
-    job.settle(
-      message.type === 'done'
-        ? { kind: 'converted', markdown: message.markdown, ms: performance.now() - startedAt }
-        : { kind: 'failed', detail: message.error },
-    );
-    this.#pump();
-  }
-
-  /**
-   * The worker failed or exited: the current job fails; before `ready` the worker itself is broken (its script
-   * missing, say), so nothing queued can run now either.
-   */
-  #lost(detail: string, queuedDetail: string): void {
-    const queued: Outcome | undefined = this.#ready ? undefined : { kind: 'busy', detail: queuedDetail };
-    void this.#discard({ kind: 'failed', detail }, queued);
-    this.#pump();
-  }
-
-  /** Starts the next conversion if the worker is free; a worker at work (or awaited) keeps the process alive. */
-  #pump(): void {
-    this.#dispatch();
-    if (this.#current !== undefined || this.#queue.length > 0) this.#worker?.ref();
-    else this.#worker?.unref(); // an idle converter never keeps the process alive
-  }
-
-  #dispatch(): void {
-    if (this.#closed || this.#current !== undefined || this.#queue.length === 0) return;
-    if (this.#worker === undefined) this.#start();
-    if (!this.#ready || this.#worker === undefined) return;
-    const job = this.#queue.shift() as Job;
-    const timer = setTimeout(() => {
-      void this.#discard({ kind: 'timeout', detail: `over ${this.limits.timeoutMs} ms` });
-      this.#pump();
-    }, this.limits.timeoutMs);
-    this.#current = { job, timer, startedAt: performance.now() };
-    this.#worker.postMessage({ id: job.id, html: job.html } satisfies ConvertRequest);
-  }
-}
-
-/** A least-recently-used map bounded by the total length of its values. */
-function createTextCache(maxChars: number) {
-  const entries = new Map<string, DocumentText>();
-  let chars = 0;
+/** A least-recently-used map bounded by the bytes of its values. */
+function createTextCache(maxBytes: number) {
+  const entries = new Map<string, { text: ReadableText; bytes: number }>();
+  let total = 0;
   return {
-    get(key: string): DocumentText | undefined {
+    get(key: string): ReadableText | undefined {
       const found = entries.get(key);
-      if (found !== undefined) {
-        entries.delete(key);
-        entries.set(key, found);
-      }
-      return found;
-    },
-    set(key: string, value: DocumentText): void {
-      if (value.markdown.length > maxChars) return;
-      const old = entries.get(key);
-      if (old !== undefined) chars -= old.markdown.length;
+      if (found === undefined) return undefined;
       entries.delete(key);
-      entries.set(key, value);
-      chars += value.markdown.length;
-      for (const [oldest, text] of entries) {
-        if (chars <= maxChars) break;
+      entries.set(key, found);
+      return found.text;
+    },
+    set(key: string, text: ReadableText): void {
+      const bytes = text.document.length + text.context.length + key.length * 2 + ENTRY_OVERHEAD_BYTES;
+      if (bytes > maxBytes) return;
+      const old = entries.get(key);
+      if (old !== undefined) total -= old.bytes;
+      entries.delete(key);
+      entries.set(key, { text, bytes });
+      total += bytes;
+      for (const [oldest, entry] of entries) {
+        if (total <= maxBytes) break;
         entries.delete(oldest);
-        chars -= text.markdown.length;
+        total -= entry.bytes;
       }
     },
+    size: () => ({ entries: entries.size, bytes: total }),
+  };
+}
+
+const bufferOf = (bytes: Uint8Array) => Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+
+/** A worker's answer as a readable text. */
+function readableTextOf(done: Extract<JobOutcome, { kind: 'done' }>, as: ReadableText['outcome'], detail?: string) {
+  const text: ReadableText = {
+    document: bufferOf(done.document),
+    context: bufferOf(done.context),
+    outcome: as,
+    convertMs: done.ms,
+    ...(detail === undefined ? {} : { detail }),
+  };
+  return text;
+}
+
+/** The same text without what only the request that made it reports (its time, its detail). */
+function asShared(text: ReadableText): ReadableText {
+  const { detail: _detail, ...shared } = text;
+  return { ...shared, convertMs: 0 };
+}
+
+/**
+ * Converts `html` in the worker; when the document is at fault (time, heap, converter error), asks the worker for
+ * its plain text ahead of every conversion waiting. A string: the detail of a `busy` answer.
+ */
+async function convertVersion(runner: ConverterWorker, html: string, context: string): Promise<ReadableText | string> {
+  const converted = await runner.run({ mode: 'markdown', html, context });
+  if (converted.kind === 'busy') return converted.detail;
+  if (converted.kind === 'done') {
+    const { unsafe } = converted;
+    return unsafe === undefined ? readableTextOf(converted, 'converted') : readableTextOf(converted, 'failed', unsafe);
+  }
+  const fallback = await runner.run({ mode: 'text', html, context }, true);
+  if (fallback.kind === 'busy') return fallback.detail;
+  if (fallback.kind === 'done') return readableTextOf(fallback, converted.kind, converted.detail);
+  return {
+    document: Buffer.alloc(0),
+    context: Buffer.from(escapeMarkdownText(context.trim())),
+    outcome: 'unreadable',
+    convertMs: 0,
+    detail: `${converted.detail}; plain text: ${fallback.detail}`,
   };
 }
 
 export function createMarkdownCopies(options: MarkdownCopyOptions = {}): MarkdownCopies {
-  const runner = new ConverterWorker(options.workerUrl ?? MARKDOWN_WORKER_URL, {
-    timeoutMs: options.timeoutMs ?? MARKDOWN_TIMEOUT_MS,
+  const timeoutMs = options.timeoutMs ?? MARKDOWN_TIMEOUT_MS;
+  const runner = createConverterWorker({
+    url: options.workerUrl ?? MARKDOWN_WORKER_URL,
+    timeoutMs,
+    textTimeoutMs: options.textTimeoutMs ?? MARKDOWN_TEXT_TIMEOUT_MS,
     maxHeapMb: options.maxHeapMb ?? MARKDOWN_HEAP_MB,
-    maxQueued: options.maxQueued ?? 8,
+    maxQueued: options.maxQueued ?? MARKDOWN_MAX_QUEUED,
+    idleMs: options.idleMs ?? MARKDOWN_IDLE_MS,
+    onWorker: options.onWorker,
   });
-  const cache = createTextCache(options.cacheChars ?? 16 * 1_048_576);
-  const inFlight = new Map<string, Promise<DocumentText>>();
+  const cache = createTextCache(options.cacheBytes ?? MARKDOWN_CACHE_BYTES);
+  const inFlight = new Map<string, Promise<ReadableText | ConverterBusy | undefined>>();
+  let reading = 0; // documents being read for a conversion: they hold a place in the queue
+  // Past one conversion's bound a place in the queue has freed, whatever is running now.
+  const busy = (detail: string): ConverterBusy => ({
+    outcome: 'busy',
+    retryAfterSeconds: Math.max(1, Math.ceil(timeoutMs / 1000)),
+    detail,
+  });
 
-  async function convert(key: string, html: string): Promise<DocumentText> {
-    const outcome = await runner.run(html);
-    if (outcome.kind === 'converted') {
-      const text: DocumentText = { markdown: outcome.markdown, outcome: 'converted', convertMs: outcome.ms };
-      cache.set(key, { ...text, convertMs: 0 });
-      return text;
+  async function produce(source: VersionSource): Promise<ReadableText | ConverterBusy | undefined> {
+    // No room: answered before the document is read (a full queue must cost nothing more).
+    if (!runner.hasRoom(reading)) return busy('queue full');
+    reading++;
+    let html: string | undefined;
+    try {
+      html = await source.document();
+    } finally {
+      reading--;
     }
-    options.onFallback?.(key, outcome.kind, outcome.detail);
-    const text: DocumentText = { markdown: textOfHtml(html), outcome: outcome.kind, convertMs: 0 };
-    // The same document would fail the same way: kept. `busy` says nothing about the document: not kept.
-    if (outcome.kind !== 'busy') cache.set(key, text);
+    if (html === undefined) return undefined;
+    const text = await convertVersion(runner, html, source.context);
+    if (typeof text === 'string') return busy(text);
+    // Kept whatever the outcome: the same version would fail the same way, so a hostile one costs one bound.
+    cache.set(source.key, asShared(text));
     return text;
   }
 
   return {
-    documentText(key, html) {
+    readableText(source) {
+      const { key } = source;
       const cached = cache.get(key);
       if (cached !== undefined) return Promise.resolve(cached);
       const pending = inFlight.get(key);
-      if (pending !== undefined) return pending;
-      const started = convert(key, html()).finally(() => inFlight.delete(key));
+      // Shared: the request that ran the conversion reports its time and its detail.
+      if (pending !== undefined)
+        return pending.then((t) => (t === undefined || t.outcome === 'busy' ? t : asShared(t)));
+      const started = produce(source).finally(() => inFlight.delete(key));
       inFlight.set(key, started);
       return started;
+    },
+    stats() {
+      const size = cache.size();
+      return { ...runner.stats(), cacheEntries: size.entries, cacheBytes: size.bytes };
     },
     close: () => runner.close(),
   };

@@ -11,11 +11,17 @@ import type { Capabilities } from '../../domain/capability.js';
 import type { ContentHosts } from '../../domain/content-origin.js';
 import { isValidSlug, parseVersionNumber } from '../../domain/ids.js';
 import { findViewerPage, type PublicViewDeps, type VisitorAccess } from '../../domain/public-view.js';
-import { composeReadableCopy, findReadableCopy } from '../../domain/readable-copy.js';
+import {
+  CONTEXT_HEADING,
+  findReadableCopy,
+  readableCopyHead,
+  readableDocument,
+  readableVersionKey,
+} from '../../domain/readable-copy.js';
 import type { DropRecord } from '../../domain/types.js';
 import { countRender, type RenderCountDeps, type UnlockDeps, unlockDrop } from '../../domain/viewing.js';
 import { ERROR_STATUS, type ErrorCode } from '../../errors.js';
-import { createMarkdownCopies, type MarkdownCopies } from '../../serve/markdown-copy.js';
+import type { MarkdownCopies } from '../../serve/markdown-copy.js';
 import { CACHE_PRIVATE } from '../../serve/raw.js';
 import { type RawVerdict, rawVerdict, sendRawDocument } from '../../serve/raw-answer.js';
 import type { RawLoader } from '../../serve/raw-loader.js';
@@ -101,8 +107,6 @@ interface PublicRoutes extends PublicRouteDeps {
    * frames it there; `'self'` (the raw path) otherwise.
    */
   pageNonce(reply: FastifyReply, frameSource?: string): string;
-  /** Documents as Markdown for the readable copy, converted in a bounded worker (serve/markdown-copy.ts). */
-  readonly markdown: MarkdownCopies;
 }
 
 /** What the public routes use: who may see what, the raw documents, view counts and the passcode gate. */
@@ -117,18 +121,15 @@ export interface PublicRouteDeps {
   readonly viewerComments: ViewerCommentDeps;
   /** Each drop's own origin, where the viewer frames it when configured (docs/api.md, "Each drop on its own origin"). */
   readonly contentHosts: ContentHosts | undefined;
+  /** Versions as readable text for the readable copy, made in a bounded worker (serve/markdown-copy.ts). */
+  readonly readableCopies: MarkdownCopies;
 }
 
 export async function publicRoutes(app: TypedApp, deps: PublicRouteDeps): Promise<void> {
   const frameAncestors = frameAncestorsOf(deps.config.embedOrigins);
-  const markdown = createMarkdownCopies({
-    onFallback: (key, outcome, detail) => app.log.warn({ key, outcome, detail }, 'readable copy fell back to text'),
-  });
-  app.addHook('onClose', () => markdown.close());
   const routes: PublicRoutes = {
     ...deps,
     frameAncestors,
-    markdown,
     pageNonce(reply, frameSource = "'self'") {
       const nonce = randomBytes(16).toString('base64');
       reply.header('content-security-policy', viewerCsp(nonce, frameAncestors, frameSource));
@@ -270,7 +271,14 @@ function registerReadableCopyRoute(app: TypedApp, routes: PublicRoutes): void {
  * A refusal of the readable copy: short Markdown for an agent, never an HTML page; the status is the code's in the
  * catalogue, as for pages (page-reply.ts).
  */
-function refuseReadableCopy(reply: FastifyReply, code: ErrorCode, text: string, cacheControl = 'no-store') {
+function refuseReadableCopy(
+  reply: FastifyReply,
+  code: ErrorCode,
+  text: string,
+  cacheControl = 'no-store',
+  retryAfterSeconds?: number,
+) {
+  if (retryAfterSeconds !== undefined) reply.header('retry-after', String(retryAfterSeconds));
   return reply
     .code(ERROR_STATUS[code])
     .header('content-type', 'text/markdown; charset=utf-8')
@@ -319,25 +327,39 @@ async function answerReadableCopy(request: FastifyRequest, reply: FastifyReply, 
       );
   }
   const { drop, shown } = copy;
-  const entry = await routes.loadRaw({ slug }, shown.version);
+  const text = await routes.readableCopies.readableText({
+    key: readableVersionKey(drop, shown),
+    document: () => readableDocument(routes.view, slug, shown.version),
+    context: shown.context ?? '',
+  });
   // Deleted between the two reads: as if it had never been there.
-  if (entry === undefined) return refuseReadableCopy(reply, 'not_found', NOT_FOUND_TEXT);
-  const served = entry.answers.latest.identity;
-  const text = await routes.markdown.documentText(served.etag, () => served.body.toString('utf8'));
-  const body = composeReadableCopy({
+  if (text === undefined) return refuseReadableCopy(reply, 'not_found', NOT_FOUND_TEXT);
+  const privacy = drop.locked ? CACHE_PRIVATE : 'no-cache';
+  if (text.outcome === 'busy') {
+    // Too many conversions wait: a retry later, not a pile of waiting requests (docs/api.md, "Readable copy").
+    const busy = `# Busy\n\nToo many documents are waiting to be converted. Ask again in ${text.retryAfterSeconds} s.\n`;
+    return refuseReadableCopy(reply, 'busy', busy, drop.locked ? CACHE_PRIVATE : 'no-store', text.retryAfterSeconds);
+  }
+  if (text.detail !== undefined) {
+    const { outcome, detail, convertMs } = text;
+    request.log.warn({ slug, version: shown.version, outcome, detail, convertMs }, 'readable copy fell back to text');
+  }
+  const head = readableCopyHead({
     drop,
     shown,
-    documentText: text.markdown,
-    textOnly: text.outcome === 'converted' ? undefined : text.outcome === 'busy' ? 'busy' : 'limits',
+    textOnly: text.outcome === 'converted' ? undefined : text.outcome === 'unreadable' ? 'unreadable' : 'limits',
     baseUrl: routes.config.baseUrl,
   });
+  const pieces = [Buffer.from(head), text.document];
+  if (text.context.length > 0) pieces.push(Buffer.from(CONTEXT_HEADING), text.context);
+  pieces.push(Buffer.from('\n'));
   return reply
     .code(200)
     .header('content-type', 'text/markdown; charset=utf-8')
     .header('x-content-type-options', 'nosniff')
     .header('referrer-policy', 'no-referrer')
-    .header('cache-control', drop.locked ? CACHE_PRIVATE : 'no-cache')
-    .send(body);
+    .header('cache-control', privacy)
+    .send(Buffer.concat(pieces));
 }
 
 /** `POST /p/<slug>/unlock`: the passcode form, limited per client and per drop (domain/viewing.ts). */
