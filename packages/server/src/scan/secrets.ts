@@ -1,0 +1,106 @@
+/**
+ * The secret rules secretlint's recommended preset lacks (docs/decisions/0034-a-look-before-publishing.md): keys of
+ * services it has no rule for (Stripe, Google, Azure storage, PyPI, Twilio, Telegram, DigitalOcean), any private key
+ * block, JSON Web Tokens, connection URLs of any scheme that carry a password, and this service's own `hd_` tokens
+ * with a valid checksum. Each rule is one linear regular expression, and a check of what it matched where the format
+ * has one (a JWT's header is JSON naming an algorithm; an `hd_` token's checksum).
+ */
+import { isWellFormedToken } from '../domain/ids.js';
+import type { Match } from './mask.js';
+
+interface SecretRule {
+  readonly rule: string;
+  readonly pattern: RegExp;
+  /** Which capture group is the secret (0: the whole match). */
+  readonly group?: number;
+  /** A check of the matched text beyond its shape. */
+  readonly valid?: (secret: string) => boolean;
+}
+
+/** Passwords in connection URLs that are placeholders, not secrets (documentation, templates). */
+const PLACEHOLDER_PASSWORD =
+  /^(?:pass(?:word)?|passwd|pwd|secret|changeme|change_me|example|test|xxx+|\*+|\.\.\.|<[^>]*>|\$\{[^}]*\}|\$[A-Z_]+|%[A-Z_]+%|\{\{[^}]*\}\}|your[-_]?password|mypassword|p@ssw0rd|none|null)$/i;
+
+/** True when the password of a `scheme://user:password@host` URL is a real one (not a placeholder). */
+export function hasRealPassword(url: string): boolean {
+  const match = /^[^:]+:\/\/[^:@/\s]*:([^@/\s]*)@/.exec(url);
+  if (match === null) return true;
+  const password = decodeURIComponentSafe(match[1] ?? '');
+  return password.length >= 3 && !PLACEHOLDER_PASSWORD.test(password);
+}
+
+function decodeURIComponentSafe(text: string): string {
+  try {
+    return decodeURIComponent(text);
+  } catch {
+    return text;
+  }
+}
+
+/** A JWT's header is base64url JSON naming its algorithm. */
+function isJwt(token: string): boolean {
+  const header = token.slice(0, token.indexOf('.'));
+  try {
+    const decoded: unknown = JSON.parse(Buffer.from(header, 'base64url').toString('utf8'));
+    return typeof decoded === 'object' && decoded !== null && typeof (decoded as { alg?: unknown }).alg === 'string';
+  } catch {
+    return false;
+  }
+}
+
+/** A key drawn from letters and digits mixes both (a run of one letter, or a word, is no key). */
+const mixed = (secret: string) => /[0-9]/.test(secret) && /[A-Za-z]/.test(secret);
+
+const RULES: readonly SecretRule[] = [
+  {
+    rule: 'private-key',
+    pattern:
+      /-----BEGIN (?:RSA |EC |DSA |OPENSSH |ENCRYPTED |PGP )?PRIVATE KEY(?: BLOCK)?-----[A-Za-z0-9+/=\s:,\-\\]{40,12000}?-----END (?:RSA |EC |DSA |OPENSSH |ENCRYPTED |PGP )?PRIVATE KEY(?: BLOCK)?-----/g,
+  },
+  {
+    rule: 'jwt',
+    pattern:
+      /(?<![A-Za-z0-9_-])eyJ[A-Za-z0-9_-]{8,2000}\.eyJ[A-Za-z0-9_-]{8,4000}\.[A-Za-z0-9_-]{16,1000}(?![A-Za-z0-9_-])/g,
+    valid: isJwt,
+  },
+  {
+    rule: 'htmldrop-token',
+    pattern: /(?<![A-Za-z0-9_])hd_[0-9A-Za-z]{38,64}(?![A-Za-z0-9_])/g,
+    valid: isWellFormedToken,
+  },
+  {
+    rule: 'connection-url',
+    pattern:
+      /(?<![A-Za-z0-9+.-])[a-z][a-z0-9+.-]{1,30}:\/\/[^\s:/@"'<>`]{1,100}:[^\s/@"'<>`]{1,200}@[A-Za-z0-9.-]{1,253}[A-Za-z0-9]/gi,
+    valid: hasRealPassword,
+  },
+  { rule: 'stripe-key', pattern: /(?<![A-Za-z0-9_])(?:sk|rk)_(?:live|test)_[0-9A-Za-z]{24,99}(?![A-Za-z0-9_])/g },
+  { rule: 'google-api-key', pattern: /(?<![A-Za-z0-9_-])AIza[0-9A-Za-z_-]{35}(?![A-Za-z0-9_-])/g, valid: mixed },
+  {
+    rule: 'azure-storage-key',
+    pattern: /AccountKey=([A-Za-z0-9+/]{86}==)/g,
+    group: 1,
+  },
+  { rule: 'pypi-token', pattern: /(?<![A-Za-z0-9_-])pypi-AgEIcHlwaS5vcmc[A-Za-z0-9_-]{50,400}(?![A-Za-z0-9_-])/g },
+  { rule: 'twilio-api-key', pattern: /(?<![A-Za-z0-9_])SK[0-9a-f]{32}(?![A-Za-z0-9_])/g, valid: mixed },
+  {
+    rule: 'telegram-bot-token',
+    pattern: /(?<![A-Za-z0-9_:])[0-9]{8,10}:AA[0-9A-Za-z_-]{33}(?![A-Za-z0-9_-])/g,
+  },
+  { rule: 'digitalocean-token', pattern: /(?<![A-Za-z0-9_])do[opr]_v1_[a-f0-9]{64}(?![A-Za-z0-9_])/g },
+];
+
+/** Every match of the rules above in `text`. */
+export function findSecrets(text: string): Match[] {
+  const found: Match[] = [];
+  for (const { rule, pattern, group = 0, valid } of RULES) {
+    pattern.lastIndex = 0;
+    for (const match of text.matchAll(pattern)) {
+      const secret = match[group];
+      if (secret === undefined || (valid !== undefined && !valid(secret))) continue;
+      const start = match.index + (group === 0 ? 0 : match[0].indexOf(secret));
+      found.push({ start, end: start + secret.length, rule: `htmldrop/${rule}`, kind: 'secret' });
+    }
+  }
+  return found;
+}
