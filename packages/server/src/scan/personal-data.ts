@@ -198,6 +198,16 @@ function findList(
   found.push({ start: first.index, end: first.index + first[0].length, rule, kind: 'personal_data', count: seen.size });
 }
 
+/** Mailboxes of a role, not a person: they make no list of people. */
+const ROLE_MAILBOX =
+  /^(?:info|support|help|hello|contact|press|sales|billing|admin|noreply|no-reply|team|office|jobs|careers|security|privacy|abuse|postmaster|webmaster)@/;
+
+/** An address as a key for counting people: lower case; '' for a role's mailbox. */
+function personalAddress(value: string): string {
+  const key = value.toLowerCase();
+  return ROLE_MAILBOX.test(key) ? '' : key;
+}
+
 /** A phone number's digits, or '' when there are too few or too many for one (E.164: at most 15). */
 function phoneKey(value: string): string {
   const digits = value.replace(/\D/g, '');
@@ -209,7 +219,7 @@ export function findPersonalData(text: string): Match[] {
   const found: Match[] = [];
   findCards(text, found);
   findIbans(text, found);
-  if (text.includes('@')) findList(text, EMAIL, 'personal/email-list', (v) => v.toLowerCase(), found);
+  if (text.includes('@')) findList(text, EMAIL, 'personal/email-list', personalAddress, found);
   findList(text, PHONE, 'personal/phone-list', phoneKey, found);
   return found;
 }

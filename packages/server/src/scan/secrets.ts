@@ -19,7 +19,7 @@ interface SecretRule {
 
 /** Passwords in connection URLs that are placeholders, not secrets (documentation, templates). */
 const PLACEHOLDER_PASSWORD =
-  /^(?:pass(?:word)?|passwd|pwd|secret|changeme|change_me|example|test|xxx+|\*+|\.\.\.|<[^>]*>|\$\{[^}]*\}|\$[A-Z_]+|%[A-Z_]+%|\{\{[^}]*\}\}|your[-_]?password|mypassword|p@ssw0rd|none|null)$/i;
+  /^(?:pass(?:word)?|passwd|pwd|secret|changeme|change_me|example|test|xxx+|\*+|\.\.\.|<[^>]*>|&lt;.*&gt;|\$?\{[^}]*\}|\$[A-Z_]+|%[A-Z_]+%|\{\{[^}]*\}\}|your[-_]?password|mypassword|p@ssw0rd|none|null)$/i;
 
 /** True when the password of a `scheme://user:password@host` URL is a real one (not a placeholder). */
 export function hasRealPassword(url: string): boolean {
@@ -51,6 +51,9 @@ function isJwt(token: string): boolean {
 /** A key drawn from letters and digits mixes both (a run of one letter, or a word, is no key). */
 const mixed = (secret: string) => /[0-9]/.test(secret) && /[A-Za-z]/.test(secret);
 
+/** A random key uses many different characters; `sk_live_xxxx…` or `…000000` is a placeholder in documentation. */
+const random = (secret: string) => new Set(secret).size >= 12;
+
 const RULES: readonly SecretRule[] = [
   {
     rule: 'private-key',
@@ -74,7 +77,17 @@ const RULES: readonly SecretRule[] = [
       /(?<![A-Za-z0-9+.-])[a-z][a-z0-9+.-]{1,30}:\/\/[^\s:/@"'<>`]{1,100}:[^\s/@"'<>`]{1,200}@[A-Za-z0-9.-]{1,253}[A-Za-z0-9]/gi,
     valid: hasRealPassword,
   },
-  { rule: 'stripe-key', pattern: /(?<![A-Za-z0-9_])(?:sk|rk)_(?:live|test)_[0-9A-Za-z]{24,99}(?![A-Za-z0-9_])/g },
+  {
+    rule: 'stripe-key',
+    pattern: /(?<![A-Za-z0-9_])(?:sk|rk)_(?:live|test)_[0-9A-Za-z]{24,99}(?![A-Za-z0-9_])/g,
+    valid: random,
+  },
+  // secretlint's SendGrid rule misses keys whose first part holds a `-` (base64url, as real keys do).
+  {
+    rule: 'sendgrid-key',
+    pattern: /(?<![A-Za-z0-9_.-])SG\.[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43}(?![A-Za-z0-9_-])/g,
+    valid: random,
+  },
   { rule: 'google-api-key', pattern: /(?<![A-Za-z0-9_-])AIza[0-9A-Za-z_-]{35}(?![A-Za-z0-9_-])/g, valid: mixed },
   {
     rule: 'azure-storage-key',
