@@ -99,4 +99,5 @@ export {
   upsertCreateKey,
   upsertDrop,
   withLockFile,
+  withWarningsOf,
 } from './upsert.js';
