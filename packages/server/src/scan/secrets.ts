@@ -56,11 +56,6 @@ const random = (secret: string) => new Set(secret).size >= 12;
 
 const RULES: readonly SecretRule[] = [
   {
-    rule: 'private-key',
-    pattern:
-      /-----BEGIN (?:RSA |EC |DSA |OPENSSH |ENCRYPTED |PGP )?PRIVATE KEY(?: BLOCK)?-----[A-Za-z0-9+/=\s:,\-\\]{40,12000}?-----END (?:RSA |EC |DSA |OPENSSH |ENCRYPTED |PGP )?PRIVATE KEY(?: BLOCK)?-----/g,
-  },
-  {
     rule: 'jwt',
     pattern:
       /(?<![A-Za-z0-9_-])eyJ[A-Za-z0-9_-]{8,2000}\.eyJ[A-Za-z0-9_-]{8,4000}\.[A-Za-z0-9_-]{16,1000}(?![A-Za-z0-9_-])/g,
@@ -103,9 +98,39 @@ const RULES: readonly SecretRule[] = [
   { rule: 'digitalocean-token', pattern: /(?<![A-Za-z0-9_])do[opr]_v1_[a-f0-9]{64}(?![A-Za-z0-9_])/g },
 ];
 
+const PEM_KINDS = '(?:RSA |EC |DSA |OPENSSH |ENCRYPTED |PGP )?PRIVATE KEY(?: BLOCK)?-----';
+const PEM_BEGIN = new RegExp(`-----BEGIN ${PEM_KINDS}`, 'g');
+const PEM_END = new RegExp(`-----END ${PEM_KINDS}`, 'g');
+const PEM_BODY = /^[A-Za-z0-9+/=\s:,\-\\]{40,}$/;
+/** The longest private key block looked at: a 16384-bit RSA key in PEM is under 13 000 characters. */
+const MAX_PEM_CHARS = 16_000;
+
+/**
+ * Private key blocks of every PEM kind: a BEGIN line, a body of base64 (and header lines), and the END line after
+ * it. The END lines are found once, and each BEGIN takes the first one after it, so the time stays linear in the
+ * text whatever it repeats (a regular expression spanning the block backtracked over every BEGIN line).
+ */
+function findPrivateKeys(text: string, found: Match[]): void {
+  if (!text.includes('PRIVATE KEY')) return;
+  const ends = [...text.matchAll(PEM_END)].map((m) => ({ start: m.index, end: m.index + m[0].length }));
+  let next = 0;
+  let reach = 0;
+  for (const begin of text.matchAll(PEM_BEGIN)) {
+    if (begin.index < reach) continue;
+    const bodyStart = begin.index + begin[0].length;
+    while (next < ends.length && (ends[next] as { start: number }).start < bodyStart) next++;
+    const end = ends[next];
+    if (end === undefined) return;
+    if (end.end - begin.index > MAX_PEM_CHARS || !PEM_BODY.test(text.slice(bodyStart, end.start))) continue;
+    found.push({ start: begin.index, end: end.end, rule: 'htmldrop/private-key', kind: 'secret' });
+    reach = end.end;
+  }
+}
+
 /** Every match of the rules above in `text`. */
 export function findSecrets(text: string): Match[] {
   const found: Match[] = [];
+  findPrivateKeys(text, found);
   for (const { rule, pattern, group = 0, valid } of RULES) {
     pattern.lastIndex = 0;
     for (const match of text.matchAll(pattern)) {
