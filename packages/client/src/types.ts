@@ -46,7 +46,7 @@ export interface Drop {
 /** One finding of the look before publishing: the match itself is never sent, only a masked excerpt. */
 export interface ScanWarning {
   readonly kind: 'secret' | 'personal_data';
-  /** The rule that matched, e.g. `aws/AWSAccessKeyID`, `htmldrop/jwt`, `personal/iban`. */
+  /** The rule that matched, e.g. `htmldrop/aws-access-key-id`, `htmldrop/jwt`, `personal/iban`. */
   readonly rule: string;
   /** `html`, `context` or `files/<path>`. */
   readonly where: string;

@@ -16,7 +16,7 @@ const service = useService();
 const AWS_KEY = ['AKIA', 'Z3MSJV4WWNKWW5FG'].join('');
 /** The key on line 3 of the document. */
 const LEAKY = `<!doctype html>\n<html><head><title>Costs</title></head><body>\n<pre>AWS_ACCESS_KEY_ID=${AWS_KEY}</pre>\n</body></html>\n`;
-const FINDING = /^ {2}html line 3: secret \(aws\/AWSAccessKeyID\): AKIA\*+W5FG$/m;
+const FINDING = /^ {2}html line 3: secret \(htmldrop\/aws-access-key-id\): AKIA\*+W5FG$/m;
 
 describe('the look before publishing', () => {
   let box: Sandbox & { token: string };
@@ -32,7 +32,7 @@ describe('the look before publishing', () => {
     expect(out.stderr).toContain('htmldrop: warning: version 1 looks like it carries secrets or personal data');
     expect(out.stderr).toMatch(FINDING);
     expect(out.json.drop.warnings).toEqual([
-      { kind: 'secret', rule: 'aws/AWSAccessKeyID', where: 'html', line: 3, excerpt: 'AKIA************W5FG' },
+      { kind: 'secret', rule: 'htmldrop/aws-access-key-id', where: 'html', line: 3, excerpt: 'AKIA************W5FG' },
     ]);
     expect(out.stderr + out.stdout).not.toContain(AWS_KEY);
     const clean = await runJson<{ drop: Drop }>(box, ['publish', write(box.cwd, 'ok.html', PAGE('fine'))]);
@@ -46,7 +46,7 @@ describe('the look before publishing', () => {
     const refused = await run(box, ['publish', file, '--block', '--human']);
     expect(refused.code).toBe(EXIT.sensitive);
     expect(refused.stderr).toContain('[sensitive_content]');
-    expect(refused.stderr).toMatch(/^htmldrop: {3}html line 3: secret \(aws\/AWSAccessKeyID\): AKIA\*+W5FG$/m);
+    expect(refused.stderr).toMatch(/^htmldrop: {3}html line 3: secret \(htmldrop\/aws-access-key-id\): AKIA\*+W5FG$/m);
     expect(refused.stderr + refused.stdout).not.toContain(AWS_KEY);
     expect(await count()).toBe(before);
     const { json } = await runJson<{ drop: Drop }>(box, ['publish', write(box.cwd, 'base.html', PAGE('base'))]);
@@ -58,13 +58,13 @@ describe('the look before publishing', () => {
     const warned = await runJson<{ drop: Drop }>(box, ['update', json.drop.slug, file, '--comments', 'off']);
     expect(warned.code, warned.stderr).toBe(0);
     expect(warned.stderr).toMatch(FINDING);
-    expect(warned.json.drop.warnings?.map((w) => w.rule)).toEqual(['aws/AWSAccessKeyID']);
+    expect(warned.json.drop.warnings?.map((w) => w.rule)).toEqual(['htmldrop/aws-access-key-id']);
   });
 
   it('the SDK returns the warnings, and scan: block fails with sensitive_content and its findings', async () => {
     const client = createClient({ server: service.baseUrl, token: box.token });
     const drop = await client.createDrop({ title: 'SDK', html: LEAKY });
-    expect(drop.warnings?.map((w) => [w.rule, w.line])).toEqual([['aws/AWSAccessKeyID', 3]]);
+    expect(drop.warnings?.map((w) => [w.rule, w.line])).toEqual([['htmldrop/aws-access-key-id', 3]]);
     const error = await client.createDrop({ title: 'SDK', html: LEAKY, scan: 'block' }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(HtmlDropError);
     expect((error as HtmlDropError).code).toBe('sensitive_content');

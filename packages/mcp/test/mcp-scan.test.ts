@@ -38,13 +38,18 @@ describe('the look before publishing', () => {
     const published = await call(mcp, 'publish', { title: 'Costs', html: LEAKY });
     expect(published.isError, JSON.stringify(published.json)).toBe(false);
     expect(published.json.drop.warnings).toEqual([
-      { kind: 'secret', rule: 'aws/AWSAccessKeyID', where: 'html', line: 3, excerpt: 'AKIA************W5FG' },
+      { kind: 'secret', rule: 'htmldrop/aws-access-key-id', where: 'html', line: 3, excerpt: 'AKIA************W5FG' },
     ]);
     expect(published.json.warnings).toEqual([
-      expect.objectContaining({ code: 'sensitive_content', rule: 'aws/AWSAccessKeyID', where: 'html', line: 3 }),
+      expect.objectContaining({
+        code: 'sensitive_content',
+        rule: 'htmldrop/aws-access-key-id',
+        where: 'html',
+        line: 3,
+      }),
     ]);
     expect(published.json.warnings[0]?.message).toMatch(
-      /^html line 3: a secret \(aws\/AWSAccessKeyID\): AKIA\*+W5FG\. This version is public now\. Publish a new version without it/,
+      /^html line 3: a secret \(htmldrop\/aws-access-key-id\): AKIA\*+W5FG\. This version is public now\. Publish a new version without it/,
     );
     expect(JSON.stringify(published.json)).not.toContain(AWS_KEY);
     const updated = await call(mcp, 'update', { slug: published.json.drop.slug, html: LEAKY, comments: 'off' });
@@ -59,7 +64,7 @@ describe('the look before publishing', () => {
     expect(refused.json.error).toMatchObject({
       code: 'sensitive_content',
       status: 422,
-      details: { findings: [{ rule: 'aws/AWSAccessKeyID', where: 'html', line: 3 }] },
+      details: { findings: [{ rule: 'htmldrop/aws-access-key-id', where: 'html', line: 3 }] },
       hint: expect.stringContaining('Nothing was published'),
     });
     expect(JSON.stringify(refused.json)).not.toContain(AWS_KEY);

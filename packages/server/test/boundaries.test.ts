@@ -29,7 +29,7 @@ const MAY_USE: Readonly<Record<string, readonly string[]>> = {
   domain: ['diff'],
   keys: [],
   serve: ['turndown'],
-  scan: ['@secretlint/core', '@secretlint/secretlint-rule-preset-recommend'],
+  scan: ['@secretlint/secretlint-rule-preset-recommend'],
 };
 
 /** Imports of a room that only name types (erased at run time) and are still allowed. */

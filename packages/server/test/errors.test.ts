@@ -496,7 +496,7 @@ const CASES: Case[] = [
     body: { title: 't', html: `<p>${['AKIA', 'Z3MSJV4WWNKWW5FG'].join('')}</p>`, scan: 'block' },
     status: 422,
     code: 'sensitive_content',
-    details: { findings: [{ kind: 'secret', rule: 'aws/AWSAccessKeyID', where: 'html', line: 1 }] },
+    details: { findings: [{ kind: 'secret', rule: 'htmldrop/aws-access-key-id', where: 'html', line: 1 }] },
   },
   {
     name: 'scan block and a secret in the context of a new version',
@@ -505,7 +505,7 @@ const CASES: Case[] = [
     body: { html: '<p>x</p>', context: `\n${['AKIA', 'Z3MSJV4WWNKWW5FG'].join('')}`, scan: 'block' },
     status: 422,
     code: 'sensitive_content',
-    details: { findings: [{ kind: 'secret', rule: 'aws/AWSAccessKeyID', where: 'context', line: 2 }] },
+    details: { findings: [{ kind: 'secret', rule: 'htmldrop/aws-access-key-id', where: 'context', line: 2 }] },
   },
   {
     name: 'an unknown scan mode',

@@ -40,7 +40,7 @@ describe('warn (the default)', () => {
     });
     expect(created.status).toBe(201);
     expect(created.json.warnings).toEqual([
-      { kind: 'secret', rule: 'aws/AWSAccessKeyID', where: 'html', line: 3, excerpt: 'AKIA************W5FG' },
+      { kind: 'secret', rule: 'htmldrop/aws-access-key-id', where: 'html', line: 3, excerpt: 'AKIA************W5FG' },
       {
         kind: 'secret',
         rule: 'database-connection-string/PostgreSQLConnection',
@@ -93,7 +93,7 @@ describe('warn (the default)', () => {
     expect(refused.status).toBe(422);
     expect(refused.json.error.code).toBe('sensitive_content');
     expect(refused.json.error.details.findings.map((f: { rule: string; line: number }) => [f.rule, f.line])).toEqual([
-      ['aws/AWSAccessKeyID', 3],
+      ['htmldrop/aws-access-key-id', 3],
       ['database-connection-string/PostgreSQLConnection', 4],
     ]);
     for (const secret of SECRETS) expect(refused.text).not.toContain(secret);
@@ -153,7 +153,7 @@ describe('warn (the default)', () => {
     expect(shown.statusCode).toBe(200);
     expect(shown.body).toContain('<h2 id="warnings-h">Warnings</h2>');
     expect(shown.body).toContain('href="#warnings-v1">2 warnings</a>');
-    expect(shown.body).toContain('aws/AWSAccessKeyID</span> in <span class="mono">html</span>, line 3');
+    expect(shown.body).toContain('htmldrop/aws-access-key-id</span> in <span class="mono">html</span>, line 3');
     expect(shown.body).toContain('AKIA************W5FG');
     for (const secret of SECRETS) expect(shown.body).not.toContain(secret);
     const clean = (await h.call('POST', '/api/drops', { token, body: { title: 'Clean', html: page() } })).json.slug;

@@ -8,7 +8,7 @@ const KIND_WORDS = { secret: 'secret', personal_data: 'personal data' } as const
 
 /**
  * The findings of the look before publishing (docs/api.md, "A look before publishing"), one line each:
- * `html line 12: secret (aws/AWSAccessKeyID): AKIA************W5FG`. Anything not shaped like a finding is skipped.
+ * `html line 12: secret (htmldrop/aws-access-key-id): AKIA************W5FG`. Anything not shaped like a finding is skipped.
  */
 export function findingLines(findings: unknown): string[] {
   if (!Array.isArray(findings)) return [];

@@ -67,7 +67,7 @@ const NetworkPolicy = Type.Union(
 export const Finding = Type.Object(
   {
     kind: Type.Union([Type.Literal('secret'), Type.Literal('personal_data')]),
-    rule: Type.String({ description: 'The rule that matched, e.g. aws/AWSAccessKeyID or personal/iban' }),
+    rule: Type.String({ description: 'The rule that matched, e.g. htmldrop/aws-access-key-id or personal/iban' }),
     where: Type.String({ description: 'html, context or files/<path>' }),
     line: Type.Integer({ minimum: 1, description: 'Line in that text, from 1' }),
     excerpt: Type.String({ description: 'The match masked: at most its first and last 4 characters' }),

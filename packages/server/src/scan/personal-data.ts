@@ -168,9 +168,27 @@ function findIbans(text: string, found: Match[]): void {
   }
 }
 
-/** An address; `name@2x.png` and the like are file names, not addresses. */
-const EMAIL =
-  /(?<![A-Za-z0-9._%+-])[A-Za-z0-9][A-Za-z0-9._%+-]{0,63}@[A-Za-z0-9-]{1,63}(?:\.[A-Za-z0-9-]{1,63})*\.(?!(?:png|jpe?g|gif|svg|webp|avif|ico|css|js|mjs|json|html?)(?![A-Za-z]))[A-Za-z]{2,24}(?![A-Za-z0-9-])/g;
+/** The part of an address after its `@` (sticky); `name@2x.png` and the like are file names, not addresses. */
+const EMAIL_DOMAIN =
+  /[A-Za-z0-9-]{1,63}(?:\.[A-Za-z0-9-]{1,63})*\.(?!(?:png|jpe?g|gif|svg|webp|avif|ico|css|js|mjs|json|html?)(?![A-Za-z]))[A-Za-z]{2,24}(?![A-Za-z0-9-])/y;
+const LOCAL_CHAR = /[A-Za-z0-9._%+-]/;
+
+/**
+ * Email addresses, found from each `@` (a pattern starting at the local part was tried at every position of the
+ * text): `{index, value}` in order.
+ */
+function* emails(text: string): Generator<{ index: number; value: string }> {
+  for (let at = text.indexOf('@'); at !== -1; at = text.indexOf('@', at + 1)) {
+    let start = at;
+    while (start > 0 && at - start < 64 && LOCAL_CHAR.test(text[start - 1] as string)) start--;
+    while (start < at && !/[A-Za-z0-9]/.test(text[start] as string)) start++;
+    if (start === at) continue;
+    EMAIL_DOMAIN.lastIndex = at + 1;
+    const domain = EMAIL_DOMAIN.exec(text);
+    if (domain !== null) yield { index: start, value: text.slice(start, at + 1 + domain[0].length) };
+  }
+}
+
 /** International (+CC …), North American ((NPA) NXX-XXXX, NPA-NXX-XXXX) phone numbers. */
 const PHONE =
   /(?<![\w+])(?:\+[1-9]\d{0,2}[ .-]?(?:\(\d{1,4}\)[ .-]?)?\d{1,4}(?:[ .-]?\d{2,4}){2,4}|\(\d{3}\) ?\d{3}-\d{4}|\d{3}[-.]\d{3}[-.]\d{4})(?![\w])/g;
@@ -180,22 +198,32 @@ const PHONE =
  * an empty key is no value), at the first of them.
  */
 function findList(
-  text: string,
-  pattern: RegExp,
+  values: Iterable<{ index: number; value: string }>,
   rule: string,
   normalize: (value: string) => string,
   found: Match[],
 ): void {
   const seen = new Set<string>();
-  let first: RegExpExecArray | undefined;
-  for (const match of text.matchAll(pattern)) {
-    const key = normalize(match[0]);
+  let first: { index: number; value: string } | undefined;
+  for (const match of values) {
+    const key = normalize(match.value);
     if (key === '' || seen.has(key)) continue;
     seen.add(key);
-    first ??= match as RegExpExecArray;
+    first ??= match;
   }
   if (first === undefined || seen.size < LIST_THRESHOLD) return;
-  found.push({ start: first.index, end: first.index + first[0].length, rule, kind: 'personal_data', count: seen.size });
+  found.push({
+    start: first.index,
+    end: first.index + first.value.length,
+    rule,
+    kind: 'personal_data',
+    count: seen.size,
+  });
+}
+
+/** Every match of a global pattern as `{index, value}`. */
+function* matches(text: string, pattern: RegExp): Generator<{ index: number; value: string }> {
+  for (const match of text.matchAll(pattern)) yield { index: match.index, value: match[0] };
 }
 
 /** Mailboxes of a role, not a person: they make no list of people. */
@@ -219,7 +247,7 @@ export function findPersonalData(text: string): Match[] {
   const found: Match[] = [];
   findCards(text, found);
   findIbans(text, found);
-  if (text.includes('@')) findList(text, EMAIL, 'personal/email-list', personalAddress, found);
-  findList(text, PHONE, 'personal/phone-list', phoneKey, found);
+  findList(emails(text), 'personal/email-list', personalAddress, found);
+  findList(matches(text, PHONE), 'personal/phone-list', phoneKey, found);
   return found;
 }

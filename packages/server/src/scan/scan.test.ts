@@ -111,7 +111,7 @@ describe('what is not a secret', () => {
   it('a secretlint-disable comment does not turn the look off', async () => {
     const key = ['AKIA', 'Z3MSJV4WWNKWW5FG'].join('');
     const findings = await scanHtml(`<!-- secretlint-disable -->\n<p>${key}</p>`);
-    expect(findings.map((f: Finding) => [f.rule, f.line])).toEqual([['aws/AWSAccessKeyID', 2]]);
+    expect(findings.map((f: Finding) => [f.rule, f.line])).toEqual([['htmldrop/aws-access-key-id', 2]]);
   });
 });
 

@@ -54,7 +54,16 @@ const mixed = (secret: string) => /[0-9]/.test(secret) && /[A-Za-z]/.test(secret
 /** A random key uses many different characters; `sk_live_xxxx…` or `…000000` is a placeholder in documentation. */
 const random = (secret: string) => new Set(secret).size >= 12;
 
+/** The documentation's example key id (AKIAIOSFODNN7EXAMPLE), as secretlint's own AWS rule leaves it out. */
+const notAwsExample = (id: string) => !id.endsWith('EXAMPLE');
+
 const RULES: readonly SecretRule[] = [
+  // secretlint's AWS access key id pattern (the preset runs it only with an option that also reports account ids).
+  {
+    rule: 'aws-access-key-id',
+    pattern: /\b(?:A3T[A-Z0-9]|AKIA|AGPA|AIDA|AROA|AIPA|ANPA|ANVA|ASIA)[A-Z0-9]{16}\b/g,
+    valid: notAwsExample,
+  },
   {
     rule: 'jwt',
     pattern:
@@ -65,12 +74,6 @@ const RULES: readonly SecretRule[] = [
     rule: 'htmldrop-token',
     pattern: /(?<![A-Za-z0-9_])hd_[0-9A-Za-z]{38,64}(?![A-Za-z0-9_])/g,
     valid: isWellFormedToken,
-  },
-  {
-    rule: 'connection-url',
-    pattern:
-      /(?<![A-Za-z0-9+.-])[a-z][a-z0-9+.-]{1,30}:\/\/[^\s:/@"'<>`]{1,100}:[^\s/@"'<>`]{1,200}@[A-Za-z0-9.-]{1,253}[A-Za-z0-9]/gi,
-    valid: hasRealPassword,
   },
   {
     rule: 'stripe-key',
@@ -127,10 +130,34 @@ function findPrivateKeys(text: string, found: Match[]): void {
   }
 }
 
+/** After `scheme:`: `//user:password@host`, matched at the `//` (sticky). */
+const AUTHORITY = /\/\/[^\s:/@"'<>`]{1,100}:[^\s/@"'<>`]{1,200}@[A-Za-z0-9.-]{1,253}[A-Za-z0-9]/y;
+const SCHEME_CHAR = /[a-z0-9+.-]/i;
+
+/**
+ * Connection URLs of any scheme that carry a password (`redis://:pw@host`, `amqps://user:pw@host`, …), found from each
+ * `://` (a pattern starting at the scheme was tried at every letter of the text), placeholders left out.
+ */
+function findConnectionUrls(text: string, found: Match[]): void {
+  for (let at = text.indexOf('://'); at !== -1; at = text.indexOf('://', at + 3)) {
+    let start = at;
+    while (start > 0 && at - start < 31 && SCHEME_CHAR.test(text[start - 1] as string)) start--;
+    if (at - start < 2 || !/[a-z]/i.test(text[start] as string)) continue;
+    AUTHORITY.lastIndex = at + 1;
+    const authority = AUTHORITY.exec(text);
+    if (authority === null) continue;
+    const end = at + 1 + authority[0].length;
+    if (hasRealPassword(text.slice(start, end))) {
+      found.push({ start, end, rule: 'htmldrop/connection-url', kind: 'secret' });
+    }
+  }
+}
+
 /** Every match of the rules above in `text`. */
 export function findSecrets(text: string): Match[] {
   const found: Match[] = [];
   findPrivateKeys(text, found);
+  if (text.includes('://')) findConnectionUrls(text, found);
   for (const { rule, pattern, group = 0, valid } of RULES) {
     pattern.lastIndex = 0;
     for (const match of text.matchAll(pattern)) {

@@ -430,7 +430,7 @@ for (const dialect of DIALECTS) {
     });
     it('keeps each version’s findings with it, in its transaction, and drops them with the version and the drop', async () => {
       const finding = (line: number) =>
-        ({ kind: 'secret', rule: 'aws/AWSAccessKeyID', where: 'html', line, excerpt: 'AKIA****WW5F' }) as const;
+        ({ kind: 'secret', rule: 'htmldrop/aws-access-key-id', where: 'html', line, excerpt: 'AKIA****WW5F' }) as const;
       const drop = await store.createDrop(newDrop(account.id, { warnings: [finding(1)] }), 1000);
       const slug = drop?.slug ?? '';
       await store.appendVersion(slug, { html: 'clean', sizeBytes: 5, context: null, now: T0 }, {}, 10);
