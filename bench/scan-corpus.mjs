@@ -171,6 +171,24 @@ export const SECRET_KINDS = [
     }),
   ],
   ['twilio-api-key', (r) => `SK${chars(r, HEX, 32)}`],
+  ['figma-token', (r) => `figd_${chars(r, `${ALNUM}_-`, 40 + int(r, 20))}`],
+  ['grafana-service-account-token', (r) => `glsa_${chars(r, ALNUM, 32)}_${chars(r, HEX, 8)}`],
+  ['notion-token', (r) => `ntn_${chars(r, DIGITS, 11)}${chars(r, ALNUM, 35)}`],
+  ['vercel-token', (r) => `vcp_${chars(r, ALNUM, 24 + int(r, 30))}`],
+  [
+    '1password-service-account-token',
+    (r) => {
+      // A JSON object whose base64 ends in "fQ==" (its length one more than a multiple of three), as real ones do.
+      let json = JSON.stringify({
+        email: `${chars(r, LOWER, 13)}@1passwordserviceaccounts.lcl`,
+        muk: { alg: 'A256GCM', k: chars(r, B64URL, 43) },
+        secretKey: `A3-${chars(r, `${UPPER}${DIGITS}`, 26)}`,
+        srpX: chars(r, HEX, 64),
+      });
+      while (json.length % 3 !== 1) json = `${json.slice(0, -1)} }`;
+      return `ops_${Buffer.from(json).toString('base64')}`;
+    },
+  ],
 ];
 
 /** Ways an agent's document carries a value: each returns the HTML before and after it. */
