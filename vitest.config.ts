@@ -20,6 +20,7 @@ const HTTP_SUITES = [
   'mcp-remote',
   'public',
   'raw-socket',
+  'scan',
   'stats',
 ].map((name) => `packages/server/test/${name}.test.ts`);
 

@@ -38,6 +38,8 @@ export type ApiErrorCode =
   | 'idempotency_key_reused'
   /** 409: the first request with this `Idempotency-Key` is still running; retry shortly with the same key. */
   | 'request_in_progress'
+  /** 422: `scan: "block"` (or the operator's block) and the document looks like it carries secrets or personal data; `details.findings` lists them, masked; nothing was stored. */
+  | 'sensitive_content'
   | 'internal';
 
 /** Codes the client raises itself; the service never sends them. */

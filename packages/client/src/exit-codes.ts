@@ -22,6 +22,11 @@ export const EXIT = {
    * version limit, comment limit.
    */
   conflict: 7,
+  /**
+   * Refused by the look before publishing (--block, or a service that blocks): the document looks like it carries
+   * secrets or personal data; nothing was published. The findings are printed on stderr.
+   */
+  sensitive: 8,
   /** Interrupted (Ctrl-C). */
   interrupted: 130,
 } as const;
@@ -63,6 +68,7 @@ const BY_CODE: Readonly<Record<string, ExitCode>> = {
   version_conflict: EXIT.conflict,
   idempotency_key_reused: EXIT.conflict,
   request_in_progress: EXIT.conflict,
+  sensitive_content: EXIT.sensitive,
   aborted: EXIT.interrupted,
 };
 

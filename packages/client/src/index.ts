@@ -101,4 +101,5 @@ export {
   upsertCreateKey,
   upsertDrop,
   withLockFile,
+  withWarningsOf,
 } from './upsert.js';

@@ -35,7 +35,32 @@ export interface Drop {
   readonly content_url: string | null;
   /** What the drop may load from the network (docs/api.md, "Each drop on its own origin"); `open` by default. */
   readonly network: NetworkPolicy;
+  /**
+   * Only on the answer of a write that made a version (create, update, restore): what the service's look before
+   * publishing found in it that looks like a secret or personal data (docs/api.md, "A look before publishing");
+   * absent when clean. The version is public: remove the secret, publish again, and rotate it.
+   */
+  readonly warnings?: readonly ScanWarning[];
 }
+
+/** One finding of the look before publishing: the match itself is never sent, only a masked excerpt. */
+export interface ScanWarning {
+  readonly kind: 'secret' | 'personal_data';
+  /** The rule that matched, e.g. `htmldrop/aws-access-key-id`, `htmldrop/jwt`, `personal/iban`. */
+  readonly rule: string;
+  /** `html`, `context` or `files/<path>`. */
+  readonly where: string;
+  /** The line of that text, from 1. */
+  readonly line: number;
+  /** The match masked: at most its first and last 4 characters. */
+  readonly excerpt: string;
+}
+
+/**
+ * What a finding does: `warn` (the default) publishes and answers warnings; `block` refuses the write with
+ * `sensitive_content` (its `details.findings` are the warnings) and stores nothing. The operator may force `block`.
+ */
+export type ScanMode = 'warn' | 'block';
 
 /**
  * What a drop may load from the network, enforced by the service with a Content-Security-Policy (docs/api.md, "Each
@@ -225,6 +250,8 @@ export interface CreateDropInput {
   readonly expires_at?: number;
   /** What it may load from the network; the service's default is `open`. See parseNetwork(). */
   readonly network?: NetworkPolicy;
+  /** `block`: refuse (`sensitive_content`, nothing stored) if it looks like it carries secrets or personal data. */
+  readonly scan?: ScanMode;
 }
 
 /**
@@ -242,6 +269,8 @@ export interface UpdateDropInput {
    * drop is 400 `invalid_arg`, and nothing is written.
    */
   readonly resolves?: readonly string[];
+  /** `block`: refuse (`sensitive_content`, nothing stored) if it looks like it carries secrets or personal data. */
+  readonly scan?: ScanMode;
 }
 
 /** PATCH: no new version. `metadata` replaces the whole map; {} clears it. */

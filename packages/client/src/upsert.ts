@@ -17,7 +17,7 @@ import { sameNetwork } from './network.js';
 import { newIdempotencyKey } from './request-parts.js';
 import { ensurePrivateDir } from './token-store.js';
 import type { CallOptions } from './transport.js';
-import type { CommentSetting, CreateDropInput, Drop, Metadata, NetworkPolicy } from './types.js';
+import type { CommentSetting, CreateDropInput, Drop, Metadata, NetworkPolicy, ScanMode } from './types.js';
 
 export { type LockHolder, type LockOptions, withLockFile } from './lock.js';
 
@@ -53,6 +53,8 @@ export interface UpsertInput {
    * nothing is created and the call fails with `usage` (the ids cannot belong to a drop that does not exist yet).
    */
   readonly resolves?: readonly string[];
+  /** `block`: refuse the create or the update if the document looks like it carries secrets or personal data. */
+  readonly scan?: ScanMode;
 }
 
 /** Something another writer did between this upsert's lookup and its write, which the upsert then built on. */
@@ -270,6 +272,7 @@ class Upsert {
       ...(input.comments === undefined ? {} : { comments: input.comments }),
       ...(input.expires_at === undefined || input.expires_at === null ? {} : { expires_at: input.expires_at }),
       ...(input.network === undefined ? {} : { network: input.network }),
+      ...(input.scan === undefined ? {} : { scan: input.scan }),
     };
   }
 
@@ -281,7 +284,7 @@ class Upsert {
     const { input } = this;
     const slug = existing.slug;
     const resolves = input.resolves ?? [];
-    let drop = await this.client.updateDrop(
+    const put = await this.client.updateDrop(
       slug,
       {
         html: input.html,
@@ -292,9 +295,11 @@ class Upsert {
           ? {}
           : { metadata: { ...existing.metadata, ...input.metadata, ...input.match } }),
         ...(resolves.length === 0 ? {} : { resolves }),
+        ...(input.scan === undefined ? {} : { scan: input.scan }),
       },
       { ...this.#call, ifMatch: existing.latest_version },
     );
+    let drop = put;
     const comments = input.comments !== undefined && input.comments !== drop.comments ? input.comments : undefined;
     const expires =
       input.expires_at !== undefined && input.expires_at !== drop.expires_at ? input.expires_at : undefined;
@@ -310,8 +315,13 @@ class Upsert {
       drop = await this.client.patchDrop(slug, patch, this.#call);
     }
     if (input.passcode !== undefined) drop = await this.client.setPasscode(slug, input.passcode, this.#call);
-    return drop;
+    return withWarningsOf(put, drop);
   }
+}
+
+/** `drop` as later writes left it, with the warnings the version's PUT answered (the later answers carry none). */
+export function withWarningsOf(put: Drop, drop: Drop): Drop {
+  return put.warnings === undefined || drop === put ? drop : { ...drop, warnings: put.warnings };
 }
 
 /** Whether `metadata` has every pair of `match`. */

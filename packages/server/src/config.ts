@@ -124,6 +124,11 @@ export interface Config {
   readonly secret: string | undefined;
   /** HTMLDROP_SECRET_PREVIOUS: the secret before a rotation, accepted for verification only. */
   readonly previousSecret: string | undefined;
+  /**
+   * HTMLDROP_SCAN: what a finding of the look before publishing does (docs/api.md, "A look before publishing"):
+   * `warn` (default) answers it with the write, and a request may ask for `block`; `block` refuses every such write.
+   */
+  readonly scan: 'warn' | 'block';
 }
 
 export const DEFAULT_LIMITS: Limits = Object.freeze({
@@ -174,6 +179,12 @@ function readInt(env: Env, name: string, fallback: number, min: number, max = Nu
 function readFlag(env: Env, name: string): boolean {
   const raw = env[name]?.trim().toLowerCase();
   return raw === '1' || raw === 'true' || raw === 'yes';
+}
+
+function readScanMode(env: Env): 'warn' | 'block' {
+  const raw = env.HTMLDROP_SCAN?.trim().toLowerCase() || 'warn';
+  if (raw !== 'warn' && raw !== 'block') throw new ConfigError(`HTMLDROP_SCAN must be warn or block, got "${raw}"`);
+  return raw;
 }
 
 function readBaseUrl(env: Env, port: number): string {
@@ -387,5 +398,6 @@ export function loadConfig(env: Env = process.env): Config {
     ),
     secret: readSecret(env, 'HTMLDROP_SECRET'),
     previousSecret: readSecret(env, 'HTMLDROP_SECRET_PREVIOUS'),
+    scan: readScanMode(env),
   });
 }

@@ -31,6 +31,8 @@ export const ERROR_STATUS = {
   /** The first request with this Idempotency-Key is still running: retry after Retry-After (its claim's lease). */
   request_in_progress: 409,
   version_limit_reached: 409,
+  /** A write in block mode found secrets or personal data; nothing was stored (docs/api.md, "A look before publishing"). */
+  sensitive_content: 422,
   invalid_slug: 400,
   invalid_arg: 400,
   invalid_json: 400,
@@ -96,6 +98,7 @@ const DEFAULT_MESSAGES: Record<ErrorCode, string> = {
   version_not_found: 'This version does not exist.',
   last_version_cannot_be_deleted: 'The only remaining version cannot be deleted; delete the drop instead.',
   version_limit_reached: 'The drop already has the maximum number of versions.',
+  sensitive_content: 'The content looks like it carries secrets or personal data; nothing was stored.',
   version_conflict: 'The drop changed since the version named in If-Match; nothing was changed.',
   idempotency_key_reused: 'This Idempotency-Key was already used for another request.',
   request_in_progress:

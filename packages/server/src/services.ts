@@ -21,6 +21,7 @@ import type { RandomInt } from './domain/ids.js';
 import { type OAuthDeps, purgeOAuth } from './domain/oauth.js';
 import { findRawDocument, type PublicViewDeps } from './domain/public-view.js';
 import type { RateCounter } from './domain/rate-counter.js';
+import type { Scanner } from './domain/scan.js';
 import type { StatsDeps } from './domain/stats.js';
 import type { Store } from './domain/store.js';
 import { createViewerHasher } from './domain/viewer-id.js';
@@ -29,6 +30,7 @@ import { createWriteLimiter, type WriteLimiter } from './domain/write-limit.js';
 import { createIdentityProvider, type IdentityProvider } from './identity/index.js';
 import { createSigner, type Signer } from './keys/signer.js';
 import { loadSigningKeys, type SigningKeys } from './keys/signing-keys.js';
+import { createScanner } from './scan/scanner.js';
 import { createMarkdownCopies, type MarkdownCopies, type MarkdownCopyOptions } from './serve/markdown-copy.js';
 import { createRawCache, type RawCache } from './serve/raw-cache.js';
 import { createRawLoader, type RawLoader } from './serve/raw-loader.js';
@@ -48,6 +50,8 @@ export interface ServiceOptions {
   readonly signingKeys?: SigningKeys;
   /** The readable copy's converter bounds (tests shrink them); serve/markdown-copy.ts's defaults otherwise. */
   readonly markdown?: MarkdownCopyOptions;
+  /** The look before publishing (domain/scan.ts); scan/scanner.ts, loaded on first use, by default. */
+  readonly scanner?: Scanner;
 }
 
 /** Where the service layer reports what no request answers for (the app's logger). */
@@ -137,7 +141,8 @@ export function createServices(options: ServiceOptions): Services {
   const tokenUses = createTokenUseRecorder(store);
   const commentSignal = createCommentSignal(bus);
   const views = createViewCounter(store);
-  const drops: DropDeps = { store, clock, limits, listener, ...random };
+  const scan = { scanner: options.scanner ?? createScanner(), mode: config.scan, store };
+  const drops: DropDeps = { store, clock, limits, listener, ...random, scan };
   return {
     config,
     store,

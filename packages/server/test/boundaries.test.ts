@@ -20,6 +20,7 @@ const MAY_IMPORT: Readonly<Record<string, readonly string[]>> = {
   identity: ['identity', 'domain', 'config.ts', 'errors.ts'],
   keys: ['keys', 'domain', 'config.ts', 'private-dir.ts'],
   serve: ['serve', 'domain', 'config.ts', 'errors.ts', 'built-files.ts'],
+  scan: ['scan', 'domain', 'config.ts', 'errors.ts'],
   http: ['http', 'domain', 'serve', 'keys', 'identity', 'config.ts', 'errors.ts', 'services.ts', 'built-files.ts'],
 };
 
@@ -28,6 +29,7 @@ const MAY_USE: Readonly<Record<string, readonly string[]>> = {
   domain: ['diff'],
   keys: [],
   serve: ['turndown', 'markdown-it'],
+  scan: ['@secretlint/secretlint-rule-preset-recommend'],
 };
 
 /** Imports of a room that only name types (erased at run time) and are still allowed. */

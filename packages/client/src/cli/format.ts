@@ -1,8 +1,21 @@
 /** Human formatting for the command line: times, tags, aligned tables, sizes, a drop's details. */
 import { describeExpiry } from '../expires.js';
 import { describeNetwork } from '../network.js';
-import type { Drop, Metadata } from '../types.js';
+import type { Drop, Metadata, ScanWarning } from '../types.js';
 import { describeMatch } from '../upsert.js';
+
+const KIND_WORDS = { secret: 'secret', personal_data: 'personal data' } as const;
+
+/**
+ * The findings of the look before publishing (docs/api.md, "A look before publishing"), one line each:
+ * `html line 12: secret (htmldrop/aws-access-key-id): AKIA************W5FG`. Anything not shaped like a finding is skipped.
+ */
+export function findingLines(findings: unknown): string[] {
+  if (!Array.isArray(findings)) return [];
+  return findings
+    .filter((f): f is ScanWarning => typeof f === 'object' && f !== null && typeof (f as ScanWarning).rule === 'string')
+    .map((f) => `${f.where} line ${f.line}: ${KIND_WORDS[f.kind] ?? f.kind} (${f.rule}): ${f.excerpt}`);
+}
 
 /** A timestamp (ms) as `YYYY-MM-DD HH:MMZ`; null is "never". */
 export function when(ms: number | null): string {

@@ -11,6 +11,7 @@ import type { ResolvedToken } from '../token-store.js';
 import { bool, type Options, parseCommandArgs, usage } from './args.js';
 import { COMMANDS } from './commands/index.js';
 import { createContext, type Io } from './context.js';
+import { findingLines } from './format.js';
 import { commandHelp, helpOrVersion } from './help.js';
 import { Output } from './output.js';
 
@@ -75,6 +76,8 @@ function report(error: unknown, out: Output, io: Io): number {
     const request =
       error.requestId === undefined || (error.status ?? 0) < 500 ? '' : ` (request id ${error.requestId})`;
     io.stderr.write(`htmldrop: ${error.message}${retry}${request} [${error.code}]\n`);
+    // Refused by the look before publishing: what it found, so the agent knows what to remove.
+    for (const line of findingLines(error.details?.findings)) io.stderr.write(`htmldrop:   ${line}\n`);
     if (out.json) io.stdout.write(`${JSON.stringify({ error: error.toJSON(), exit_code: code }, null, 2)}\n`);
   } else {
     const message = error instanceof Error ? error.message : String(error);

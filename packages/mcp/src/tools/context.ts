@@ -9,6 +9,7 @@ import path from 'node:path';
 import {
   assertPublishable,
   checkHtml,
+  type Drop,
   explainTokenError,
   HtmlDropClient,
   HtmlDropError,
@@ -16,6 +17,7 @@ import {
   type ResolvedToken,
   readTextSource,
   requireToken,
+  type ScanWarning,
   type UpsertOptions,
 } from '@htmldrop/client';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
@@ -56,8 +58,28 @@ function text(value: unknown): CallToolResult {
   return { content: [{ type: 'text', text: JSON.stringify(value, null, 2) }] };
 }
 
-export function warningsJson(warnings: readonly HtmlWarning[]) {
-  return warnings.map(({ code, message }) => ({ code, message }));
+export function warningsJson(warnings: readonly HtmlWarning[], drop?: Drop) {
+  return [...warnings.map(({ code, message }) => ({ code, message })), ...sensitiveJson(drop?.warnings ?? [])];
+}
+
+/** What to change for a finding of the look before publishing (docs/api.md, "A look before publishing"). */
+const SENSITIVE_ADVICE =
+  'This version is public now. Publish a new version without it (read secrets at run time from the environment or leave them out; replace personal data with aggregates or masked values), tell the user to rotate any key, and delete this version (delete with its version number).';
+
+/**
+ * The service's findings in the version just published, as warnings the agent can act on: where, line, rule and the
+ * masked excerpt, with what to change. `sensitive_content` is also the error code of a write refused in block mode.
+ */
+function sensitiveJson(findings: readonly ScanWarning[]) {
+  return findings.map((f) => ({
+    code: 'sensitive_content',
+    message: `${f.where} line ${f.line}: ${f.kind === 'secret' ? 'a secret' : 'personal data'} (${f.rule}): ${f.excerpt}. ${SENSITIVE_ADVICE}`,
+    kind: f.kind,
+    rule: f.rule,
+    where: f.where,
+    line: f.line,
+    excerpt: f.excerpt,
+  }));
 }
 
 /** The document as given, checked as the CLI checks it, with its warnings. */

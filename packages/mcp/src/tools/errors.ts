@@ -54,6 +54,8 @@ const HINTS: Readonly<Record<string, string>> = {
   idempotency_key_reused:
     'This idempotency key was used before with another request body: send a new request (a new key), not a changed repeat.',
   request_in_progress: 'The same write is still running on the service: wait a few seconds and call again.',
+  sensitive_content:
+    'Nothing was published: the document looks like it carries secrets or personal data (details.findings: where, line, rule, masked excerpt). Remove each one (read secrets at run time from the environment or leave them out; replace personal data with aggregates or masked values) and publish again. If a finding is wrong and the operator allows it, send scan: "warn".',
   network_error: 'The htmldrop service is not reachable: check that it runs and that HTMLDROP_SERVER is right.',
   bad_response: 'The configured address does not answer like an htmldrop service: check HTMLDROP_SERVER.',
 };

@@ -20,6 +20,7 @@ import {
   network,
   resolves,
   STANDALONE_RULE,
+  scan,
 } from './schema.js';
 
 /** The tool, with the document fields this server takes (schema.ts, `documentInput`). */
@@ -33,7 +34,7 @@ People can comment in the viewer's Comments panel (\`comments\` sets who may); r
 
 \`network\` limits what the document may load: "none" for sensitive reports (its own requests (fetch, images, scripts, form posts) reach no other site), or the CDN origins it needs.
 
-Returns {"action":"created"|"updated","drop":{slug,url,raw_url,content_url,network,latest_version,expires_at,...},"warnings":[...],"conflicts"?:[{kind,slug,version,message}]}; share drop.url (the viewer). drop.content_url, when not null, is the document on its own origin, where localStorage, IndexedDB and cookies work. Warnings name what may break (relative references to local files, a missing doctype).`,
+Returns {"action":"created"|"updated","drop":{slug,url,raw_url,content_url,network,latest_version,expires_at,...},"warnings":[...],"conflicts"?:[{kind,slug,version,message}]}; share drop.url (the viewer). drop.content_url, when not null, is the document on its own origin, where localStorage, IndexedDB and cookies work. Warnings name what may break (relative references to local files, a missing doctype), and what the service found that looks like a secret or personal data (code sensitive_content, with where, line, rule, a masked excerpt and what to change): such a version is public, so publish a corrected one. With \`scan: "block"\` nothing is published when something is found.`,
   inputSchema: {
     ...document,
     title: z.string().min(1).max(200).describe('Title shown on the viewer page (at most 200 characters).'),
@@ -54,6 +55,7 @@ Returns {"action":"created"|"updated","drop":{slug,url,raw_url,content_url,netwo
     comments: commentSetting.optional(),
     expires: expires.optional(),
     network: network.optional(),
+    scan: scan.optional(),
     resolves: resolves
       .optional()
       .describe(
@@ -74,6 +76,7 @@ async function publish(api: HtmlDropClient, args: PublishInput, html: string, lo
     ...(args.passcode === undefined ? {} : { passcode: args.passcode }),
     ...(args.comments === undefined ? {} : { comments: args.comments }),
     ...(args.network === undefined ? {} : { network: checkNetwork(args.network, 'network') }),
+    ...(args.scan === undefined ? {} : { scan: args.scan }),
   };
   const upsert = args.upsert_by !== undefined && Object.keys(args.upsert_by).length > 0;
   const resolving = args.resolves !== undefined && args.resolves.length > 0;
@@ -117,7 +120,7 @@ export function registerPublishTool(mcp: McpServer, { guarded, documentOf, docum
     guarded(async (client) => {
       const { html, warnings } = await documentOf(args);
       const result = await publish(await client(), args, html, upsert);
-      return { ...result, warnings: warningsJson(warnings) };
+      return { ...result, warnings: warningsJson(warnings, result.drop) };
     }),
   );
 }

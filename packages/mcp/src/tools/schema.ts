@@ -67,3 +67,8 @@ export const ifMatch = z
     "Only if this is still the drop's latest_version (as you last read it): otherwise nothing changes and the error is version_conflict with details.latest_version. Guards against overwriting a version someone else published meanwhile.",
   );
 export const version = z.number().int().min(1);
+export const scan = z
+  .enum(['warn', 'block'])
+  .describe(
+    'What happens when the service finds what looks like secrets or personal data (API keys, private keys, tokens, passwords in URLs, card numbers, IBANs, lists of email addresses or phone numbers) in the html or context: "warn" (the default) publishes and lists them in warnings; "block" publishes nothing and fails with sensitive_content. Prefer "block" for documents built from data you have not checked.',
+  );

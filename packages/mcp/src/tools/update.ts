@@ -1,5 +1,5 @@
 /** The `update` tool: a new version of a drop given by slug; `metadata` is merged into its tags. */
-import { checkNetwork, parseExpires, sameNetwork } from '@htmldrop/client';
+import { checkNetwork, parseExpires, sameNetwork, withWarningsOf } from '@htmldrop/client';
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { z } from 'zod';
 import { type ToolContext, warningsJson } from './context.js';
@@ -12,6 +12,7 @@ import {
   network,
   resolves,
   STANDALONE_RULE,
+  scan,
   slug,
 } from './schema.js';
 
@@ -26,7 +27,7 @@ Pass \`if_match\` (the latest_version you based this document on) so that a vers
 
 \`comments\`, \`expires\` and \`network\` are changed after the upload, in one more write when they differ from the drop's. \`network: "none"\` suits sensitive reports: its own requests (fetch, images, scripts, form posts) reach no other site.
 
-Returns {"action":"updated","drop":{slug,url,content_url,network,latest_version,...},"warnings":[...]}.`,
+Returns {"action":"updated","drop":{slug,url,content_url,network,latest_version,...},"warnings":[...]}. Warnings include what the service found that looks like a secret or personal data (code sensitive_content, with where, line, rule, a masked excerpt and what to change); with \`scan: "block"\` nothing is uploaded when something is found.`,
   inputSchema: {
     slug,
     ...document,
@@ -42,6 +43,7 @@ Returns {"action":"updated","drop":{slug,url,content_url,network,latest_version,
     expires: expires.optional(),
     network: network.optional(),
     if_match: ifMatch.optional(),
+    scan: scan.optional(),
   },
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
 });
@@ -55,7 +57,7 @@ export function registerUpdateTool(mcp: McpServer, { guarded, documentOf, docume
       const api = await client();
       const merged =
         args.metadata === undefined ? undefined : { ...(await api.getDrop(args.slug)).metadata, ...args.metadata };
-      let drop = await api.updateDrop(
+      const put = await api.updateDrop(
         args.slug,
         {
           html,
@@ -64,16 +66,18 @@ export function registerUpdateTool(mcp: McpServer, { guarded, documentOf, docume
           ...(args.context === undefined ? {} : { context: args.context }),
           ...(merged === undefined ? {} : { metadata: merged }),
           ...(args.resolves === undefined || args.resolves.length === 0 ? {} : { resolves: args.resolves }),
+          ...(args.scan === undefined ? {} : { scan: args.scan }),
         },
         args.if_match === undefined ? {} : { ifMatch: args.if_match },
       );
+      let drop = put;
       const patch = {
         ...(args.comments !== undefined && args.comments !== drop.comments ? { comments: args.comments } : {}),
         ...(expiresAt !== undefined && expiresAt !== drop.expires_at ? { expires_at: expiresAt } : {}),
         ...(policy !== undefined && !sameNetwork(policy, drop.network ?? 'open') ? { network: policy } : {}),
       };
-      if (Object.keys(patch).length > 0) drop = await api.patchDrop(args.slug, patch);
-      return { action: 'updated', drop, warnings: warningsJson(warnings) };
+      if (Object.keys(patch).length > 0) drop = withWarningsOf(put, await api.patchDrop(args.slug, patch));
+      return { action: 'updated', drop, warnings: warningsJson(warnings, drop) };
     }),
   );
 }

@@ -10,6 +10,14 @@ import { checkedExpiry } from './expiry.js';
 import { newSlug, parseVersionNumber, type RandomInt } from './ids.js';
 import { checkedNetwork } from './network.js';
 import { hashPasscode } from './passcode.js';
+import {
+  type Finding,
+  lookBeforePublishing,
+  type ScanDeps,
+  type ScanMode,
+  type Scanned,
+  versionTexts,
+} from './scan.js';
 import type { DropChanges, DropStore, VersionConflict } from './store.js';
 import {
   type CommentSetting,
@@ -35,6 +43,8 @@ export interface DropDeps {
   readonly limits: Limits;
   readonly listener: DropChangeListener;
   readonly random?: RandomInt;
+  /** The look before publishing (domain/scan.ts); none wired: nothing is scanned. */
+  readonly scan?: ScanDeps;
 }
 
 export interface CreateDropInput {
@@ -49,6 +59,8 @@ export interface CreateDropInput {
   readonly expires_at?: number | null | undefined;
   /** `open` when absent (domain/network.ts). */
   readonly network?: unknown;
+  /** What a finding of the look before publishing does; the operator's mode when absent (domain/scan.ts). */
+  readonly scan?: ScanMode | undefined;
 }
 
 export interface NewVersionInput {
@@ -57,6 +69,8 @@ export interface NewVersionInput {
   readonly description?: string | undefined;
   readonly context?: string | undefined;
   readonly metadata?: Metadata | undefined;
+  /** What a finding of the look before publishing does; the operator's mode when absent (domain/scan.ts). */
+  readonly scan?: ScanMode | undefined;
 }
 
 export interface DetailsInput {
@@ -122,9 +136,14 @@ function detailChanges(input: DetailsInput, now: number): DropChanges {
   };
 }
 
-export async function createDrop(deps: DropDeps, accountId: string, input: CreateDropInput): Promise<DropRecord> {
+export async function createDrop(
+  deps: DropDeps,
+  accountId: string,
+  input: CreateDropInput,
+): Promise<DropRecord & Scanned> {
   const sizeBytes = htmlBytes(input.html, deps.limits);
   const context = checkedContext(input.context, deps.limits);
+  const warnings = await lookBeforePublishing(deps.scan, versionTexts(input.html, context), input.scan);
   const passcodeHash = await passcodeHashFor(input.passcode, deps.limits);
   const now = deps.clock.now();
   const expiresAt = checkedExpiry(input.expires_at, now) ?? null;
@@ -145,6 +164,7 @@ export async function createDrop(deps: DropDeps, accountId: string, input: Creat
       contentLabel: newContentLabel(),
       network,
       now,
+      warnings,
     },
     deps.limits.maxDropsPerAccount,
   );
@@ -154,7 +174,7 @@ export async function createDrop(deps: DropDeps, accountId: string, input: Creat
       details: { max_drops: deps.limits.maxDropsPerAccount },
     });
   }
-  return created;
+  return { ...created, warnings };
 }
 
 const gone = (slug: string) => new ApiError('not_found', { message: `No drop with slug "${slug}".` });
@@ -192,7 +212,7 @@ export async function addVersion(
   slug: string,
   input: NewVersionInput,
   ifLatest?: IfLatest,
-): Promise<DropRecord> {
+): Promise<DropRecord & Scanned> {
   await getOwnedDrop(deps, accountId, slug);
   return appendChecked(deps, slug, input, ifLatest);
 }
@@ -203,13 +223,14 @@ async function appendChecked(
   slug: string,
   input: NewVersionInput,
   ifLatest: IfLatest,
-): Promise<DropRecord> {
+): Promise<DropRecord & Scanned> {
   const sizeBytes = htmlBytes(input.html, deps.limits);
   const context = checkedContext(input.context, deps.limits);
+  const warnings = await lookBeforePublishing(deps.scan, versionTexts(input.html, context), input.scan);
   const now = deps.clock.now();
   const result = await deps.store.appendVersion(
     slug,
-    { html: input.html, sizeBytes, context, now },
+    { html: input.html, sizeBytes, context, now, warnings },
     detailChanges(input, now),
     deps.limits.maxVersionsPerDrop,
     ifLatest,
@@ -223,7 +244,7 @@ async function appendChecked(
     });
   }
   await deps.listener.dropChanged(slug);
-  return result;
+  return { ...result, warnings };
 }
 
 export async function updateDetails(
@@ -319,6 +340,16 @@ export async function deleteVersion(
   return result;
 }
 
+/** What the look before publishing found in each version of the caller's drop that has findings, by version. */
+export async function versionWarnings(
+  deps: DropDeps,
+  accountId: string,
+  slug: string,
+): Promise<ReadonlyMap<number, readonly Finding[]>> {
+  await getOwnedDrop(deps, accountId, slug);
+  return deps.scan === undefined ? new Map() : deps.scan.store.listVersionWarnings(slug);
+}
+
 /**
  * Makes an earlier version current again by appending a copy of its stored html and context as a new version (old
  * numbers are never reused). Limits apply as to any upload: they may have been lowered since that version was
@@ -330,7 +361,7 @@ export async function restoreVersion(
   slug: string,
   version: number,
   ifLatest?: IfLatest,
-): Promise<DropRecord> {
+): Promise<DropRecord & Scanned> {
   await getOwnedDrop(deps, accountId, slug);
   const [content, record] = await Promise.all([
     deps.store.getVersionContent(slug, version),

@@ -7,6 +7,7 @@
  */
 
 import type { NetworkPolicy } from './network.js';
+import type { Finding } from './scan.js';
 import type {
   Account,
   CodeRedemption,
@@ -51,6 +52,8 @@ export interface NewDrop {
   /** `open` when absent. */
   readonly network?: NetworkPolicy | undefined;
   readonly now: number;
+  /** What the look before publishing found in version 1, masked (domain/scan.ts); kept with it. */
+  readonly warnings?: readonly Finding[] | undefined;
 }
 
 export interface NewVersion {
@@ -58,6 +61,8 @@ export interface NewVersion {
   readonly sizeBytes: number;
   readonly context: string | null;
   readonly now: number;
+  /** What the look before publishing found in this version, masked (domain/scan.ts); kept with it. */
+  readonly warnings?: readonly Finding[] | undefined;
 }
 
 /** Fields changed without a new version. `undefined` leaves a field as it is. */
@@ -443,6 +448,15 @@ export interface OAuthStore {
   }): Promise<void>;
 }
 
+/** What the look before publishing found in each version, kept with it (domain/scan.ts). */
+export interface WarningStore {
+  /**
+   * The kept findings of each version of `slug` that has any, by version number (a clean version has no entry).
+   * Findings are written with their version, in its transaction (NewVersion.warnings), and deleted with it.
+   */
+  listVersionWarnings(slug: string): Promise<Map<number, Finding[]>>;
+}
+
 /** Everything storage/ implements: the intersection of the ports above. */
 export interface Store
   extends StoreLifecycle,
@@ -455,4 +469,5 @@ export interface Store
     IdempotencyStore,
     HousekeepingStore,
     DeviceRequestStore,
-    OAuthStore {}
+    OAuthStore,
+    WarningStore {}

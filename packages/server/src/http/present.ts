@@ -1,6 +1,7 @@
 /** Domain values -> API JSON (spec section 2; docs/api.md 2.1: every Drop carries every field). */
 import type { Config } from '../config.js';
 import { contentOrigins } from '../domain/content-origin.js';
+import type { Scanned } from '../domain/scan.js';
 import type { DropRecord, DropViewStats, TokenInfo, VersionInfo, VersionRecord } from '../domain/types.js';
 
 /** Where a drop is reached: the service's base URL, and its own origin when one is configured. */
@@ -18,7 +19,8 @@ export function dropLinks(config: Pick<Config, 'baseUrl' | 'contentOrigin'>): Dr
   };
 }
 
-export function presentDrop(drop: DropRecord, { baseUrl, contentUrlOf }: DropLinks) {
+/** A drop as the API answers it; a write's answer carries what the look before publishing found (non-empty only). */
+export function presentDrop(drop: DropRecord & Partial<Scanned>, { baseUrl, contentUrlOf }: DropLinks) {
   return {
     slug: drop.slug,
     title: drop.title,
@@ -35,6 +37,7 @@ export function presentDrop(drop: DropRecord, { baseUrl, contentUrlOf }: DropLin
     expires_at: drop.expiresAt,
     network: drop.network,
     content_url: contentUrlOf(drop.contentLabel),
+    ...(drop.warnings === undefined || drop.warnings.length === 0 ? {} : { warnings: drop.warnings }),
   };
 }
 

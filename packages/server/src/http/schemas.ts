@@ -63,6 +63,27 @@ const NetworkPolicy = Type.Union(
   },
 );
 
+/** One finding of the look before publishing (docs/api.md, "A look before publishing"); never the secret itself. */
+export const Finding = Type.Object(
+  {
+    kind: Type.Union([Type.Literal('secret'), Type.Literal('personal_data')]),
+    rule: Type.String({ description: 'The rule that matched, e.g. htmldrop/aws-access-key-id or personal/iban' }),
+    where: Type.String({ description: 'html, context or files/<path>' }),
+    line: Type.Integer({ minimum: 1, description: 'Line in that text, from 1' }),
+    excerpt: Type.String({ description: 'The match masked: at most its first and last 4 characters' }),
+  },
+  { additionalProperties: false },
+);
+
+const WARNINGS_DESCRIPTION =
+  'Writes only (POST, PUT): what the look before publishing found in the new version; absent when clean.';
+
+/** `scan` of a write: warn (default) answers findings, block refuses the write on any (422 sensitive_content). */
+const ScanField = Type.Union([Type.Literal('warn'), Type.Literal('block')], {
+  description:
+    'warn (default): findings come back as warnings; block: any finding refuses the write (422 sensitive_content, nothing stored). HTMLDROP_SCAN=block forces block.',
+});
+
 /** The two named components (`$id`) responses refer to: a drop and the error envelope. */
 function componentSchemas() {
   const Drop = Type.Object(
@@ -87,6 +108,7 @@ function componentSchemas() {
         description:
           "The drop's own origin (https://<id>.<content domain>/), where its storage works; null when none is configured",
       }),
+      warnings: Type.Optional(Type.Array(Finding, { description: WARNINGS_DESCRIPTION })),
     },
     { $id: 'Drop', additionalProperties: false },
   );
@@ -145,6 +167,7 @@ function dropBodySchemas({ Metadata, title, description, html, context, passcode
       comments: Type.Optional(CommentSetting),
       expires_at: Type.Optional(ExpiresAt),
       network: Type.Optional(NetworkPolicy),
+      scan: Type.Optional(ScanField),
     }),
     PutDropBody: Type.Object({
       html,
@@ -158,6 +181,7 @@ function dropBodySchemas({ Metadata, title, description, html, context, passcode
           description: 'Ids of comments this version addresses: they are marked resolved in it.',
         }),
       ),
+      scan: Type.Optional(ScanField),
     }),
     PatchDropBody: Type.Object({
       title: Type.Optional(title),

@@ -16,6 +16,7 @@ import { oauthStore } from './kysely/oauth.js';
 import { rateWindowStore } from './kysely/rate-windows.js';
 import { settingStore } from './kysely/settings.js';
 import { viewStatsStore } from './kysely/view-stats.js';
+import { warningStore } from './kysely/warnings.js';
 import { migrationProvider } from './migrations/index.js';
 
 export function createKyselyStore(dialect: Dialect): Store {
@@ -57,5 +58,6 @@ export function createKyselyStore(dialect: Dialect): Store {
     ...commentStore(db),
     ...idempotencyStore(db),
     ...oauthStore(db),
+    ...warningStore(db),
   };
 }

@@ -67,6 +67,14 @@ export interface VersionsTable {
   created_at: number;
 }
 
+/** What the look before publishing found in one version, masked (migration 0014); no row for a clean version. */
+export interface VersionWarningsTable {
+  slug: string;
+  version: number;
+  /** JSON array of findings (domain/scan.ts `Finding`). */
+  findings: string;
+}
+
 /** A client that registered itself (RFC 7591; migration 0009). Public: no secret is kept. */
 export interface OAuthClientsTable {
   id: string;
@@ -209,6 +217,7 @@ export interface Database {
   tokens: TokensTable;
   drops: DropsTable;
   versions: VersionsTable;
+  version_warnings: VersionWarningsTable;
   bodies: BodiesTable;
   rate_windows: RateWindowsTable;
   oauth_clients: OAuthClientsTable;

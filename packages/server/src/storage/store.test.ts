@@ -31,7 +31,7 @@ for (const dialect of DIALECTS) {
         'u_ann0000000000000',
         T0,
       );
-      raw = await openAtMigration(database, '0012-oauth-token-lifetimes');
+      raw = await openAtMigration(database, '0014-version-warnings');
     });
     afterAll(async () => {
       await raw.destroy();
@@ -507,6 +507,29 @@ for (const dialect of DIALECTS) {
       expect(await store.getVersionContent(slug, 1)).toBeUndefined();
       expect(await store.deleteDrop(slug)).toBe(false);
     });
+    it('keeps each version’s findings with it, in its transaction, and drops them with the version and the drop', async () => {
+      const finding = (line: number) =>
+        ({ kind: 'secret', rule: 'htmldrop/aws-access-key-id', where: 'html', line, excerpt: 'AKIA****WW5F' }) as const;
+      const drop = await store.createDrop(newDrop(account.id, { warnings: [finding(1)] }), 1000);
+      const slug = drop?.slug ?? '';
+      await store.appendVersion(slug, { html: 'clean', sizeBytes: 5, context: null, now: T0 }, {}, 10);
+      const three = { html: 'three', sizeBytes: 5, context: null, now: T0, warnings: [finding(3), finding(4)] };
+      await store.appendVersion(slug, three, {}, 10);
+      expect(await store.listVersionWarnings(slug)).toEqual(
+        new Map([
+          [1, [finding(1)]],
+          [3, [finding(3), finding(4)]],
+        ]),
+      );
+      // A refused append (the version cap) keeps nothing.
+      expect(await store.appendVersion(slug, { ...three, warnings: [finding(9)] }, {}, 3)).toBe('version_limit');
+      expect([...(await store.listVersionWarnings(slug)).keys()]).toEqual([1, 3]);
+      await store.deleteVersion(slug, 1, T0);
+      expect([...(await store.listVersionWarnings(slug)).keys()]).toEqual([3]);
+      expect(await store.deleteDrop(slug)).toBe(true);
+      expect(await raw.selectFrom('version_warnings').selectAll().where('slug', '=', slug).execute()).toEqual([]);
+    });
+
     /** The stored body of `html`: its reference count and stored size, or undefined when none is kept. */
     const bodyOf = async (html: string) => {
       const hash = createHash('sha256').update(html, 'utf8').digest('hex');

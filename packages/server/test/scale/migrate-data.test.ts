@@ -41,7 +41,12 @@ describe('migrate-data', () => {
       });
       slugs.push(((await created.json()) as { slug: string }).slug);
     }
-    await call(before.baseUrl, token, 'PUT', `/api/drops/${slugs[0]}`, { html: page('second version') });
+    // The second version carries a list of addresses: its findings (version_warnings) move with it.
+    const customers = Array.from({ length: 10 }, (_, i) => `c${i}@mail.example.net`).join('\n');
+    await call(before.baseUrl, token, 'PUT', `/api/drops/${slugs[0]}`, {
+      html: page('second version'),
+      context: customers,
+    });
     await call(before.baseUrl, token, 'POST', `/api/drops/${slugs[0]}/comments`, { body: 'kept across databases' });
     await fetch(`${before.baseUrl}/p/${slugs[1]}`);
     await before.stop();
@@ -58,6 +63,7 @@ describe('migrate-data', () => {
     );
     expect(migrated.code, migrated.stderr).toBe(0);
     expect(migrated.stderr).toContain('verified versions: 4 rows');
+    expect(migrated.stderr).toContain('verified version_warnings: 1 rows');
     expect(migrated.stdout).toMatch(/migrated and verified \d+ rows/);
 
     const after = await startServer({

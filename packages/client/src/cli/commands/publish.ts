@@ -8,7 +8,7 @@ import { assertPublishable, checkHtml, documentTitle, type HtmlWarning } from '.
 import { describeNetwork, sameNetwork } from '../../network.js';
 import { readTextSource } from '../../source.js';
 import type { Drop, Metadata } from '../../types.js';
-import { describeMatch, type UpsertConflict, type UpsertInput, upsertDrop } from '../../upsert.js';
+import { describeMatch, type UpsertConflict, type UpsertInput, upsertDrop, withWarningsOf } from '../../upsert.js';
 import {
   bool,
   commentSetting,
@@ -24,6 +24,7 @@ import {
   type Values,
 } from '../args.js';
 import type { Command, Context } from '../context.js';
+import { findingLines } from '../format.js';
 import { maybeOpen } from './open.js';
 
 /** What publish and update did: the action, the drop, and what other writers did meanwhile (upsert). */
@@ -82,6 +83,23 @@ function resultJson(result: Published, warnings: readonly HtmlWarning[], resolve
   };
 }
 
+/**
+ * What the look before publishing found in the version just published (docs/api.md, "A look before publishing"), on
+ * stderr with what to do; nothing when it was clean.
+ */
+function warnFindings(ctx: Context, drop: Drop): void {
+  const lines = findingLines(drop.warnings);
+  if (lines.length === 0) return;
+  ctx.out.warn(`version ${drop.latest_version} looks like it carries secrets or personal data, and it is public now:`);
+  for (const line of lines) ctx.out.note(`  ${line}`);
+  ctx.out.note(
+    'Remove them and publish again (htmldrop update), rotate any key shown, and delete this version (htmldrop rm <slug> --version <n>). With --block nothing is published when something is found (exit 8).',
+  );
+}
+
+/** `scan: "block"` when --block was given. */
+const scanOf = (values: Values) => (bool(values, 'block') ? { scan: 'block' as const } : {});
+
 /** The upsert of publish --upsert, telling on stderr when another writer got in between. */
 function upsert(ctx: Context, client: HtmlDropClient, input: UpsertInput): Promise<Published> {
   const match = input.match;
@@ -114,7 +132,7 @@ function warningsJson(warnings: readonly HtmlWarning[]) {
 /** `htmldrop publish`. */
 export const publish: Command = {
   usage:
-    'publish <file|-> [--title <t>] [--description <d>] [--context-file <f>] [--passcode <p>] [--comments <who>] [--expires <when>] [--network <policy>] [--meta k=v]... [--upsert k=v]... [--resolves <ids>] [--force] [--open]',
+    'publish <file|-> [--title <t>] [--description <d>] [--context-file <f>] [--passcode <p>] [--comments <who>] [--expires <when>] [--network <policy>] [--meta k=v]... [--upsert k=v]... [--resolves <ids>] [--block] [--force] [--open]',
   summary: 'Publish a standalone HTML document (new drop, or upsert by tags)',
   help: `Uploads one complete, standalone HTML document ("-" reads stdin) and prints its public URL.
 
@@ -139,6 +157,10 @@ export const publish: Command = {
                         (with --expires, "never" removes an expiry).
   --resolves <ids>      with --upsert: comment ids (c_...,c_...) the new version addresses; they are marked resolved
                         in it. When no drop matches, nothing is published (exit 2)
+  --block               publish nothing if the service finds what looks like secrets or personal data (API keys,
+                        private keys, tokens, passwords in URLs, card numbers, IBANs, lists of email addresses or
+                        phone numbers): exit 8, the findings on stderr. Without it they are published and the
+                        findings printed on stderr as warnings (and in the JSON result's drop.warnings)
   --force               upload even if the file does not look like HTML
   --open                open the drop in a browser afterwards
 
@@ -158,6 +180,7 @@ document's localStorage, IndexedDB and cookies work.`,
     meta: { type: 'string', multiple: true },
     upsert: { type: 'string', multiple: true },
     resolves: { type: 'string', multiple: true },
+    block: { type: 'boolean' },
     force: { type: 'boolean' },
     open: { type: 'boolean' },
   },
@@ -192,14 +215,16 @@ document's localStorage, IndexedDB and cookies work.`,
         ...metadata,
         ...(expires === undefined ? {} : { expires_at: expires }),
         ...(resolves.length > 0 ? { resolves } : {}),
+        ...scanOf(values),
       });
     } else {
       const expiry = expires === undefined || expires === null ? {} : { expires_at: expires };
       result = {
         action: 'created',
-        drop: await client.createDrop({ title, html, ...optional, ...metadata, ...expiry }),
+        drop: await client.createDrop({ title, html, ...optional, ...metadata, ...expiry, ...scanOf(values) }),
       };
     }
+    warnFindings(ctx, result.drop);
     ctx.out.result(resultJson(result, warnings, resolves), () => publishedText(result.action, result.drop, resolves));
     if (bool(values, 'open')) await maybeOpen(ctx, result.drop.url);
   },
@@ -208,7 +233,7 @@ document's localStorage, IndexedDB and cookies work.`,
 /** `htmldrop update`. */
 export const update: Command = {
   usage:
-    'update <slug> <file|-> [--title <t>] [--description <d>] [--context-file <f>] [--meta k=v]... [--resolves <ids>] [--comments <who>] [--expires <when>] [--network <policy>] [--if-match <n>] [--force]',
+    'update <slug> <file|-> [--title <t>] [--description <d>] [--context-file <f>] [--meta k=v]... [--resolves <ids>] [--comments <who>] [--expires <when>] [--network <policy>] [--if-match <n>] [--block] [--force]',
   summary: 'Upload a new version of a drop',
   help: `Uploads a new version of <slug> (same URL, latest_version + 1). "-" reads stdin.
 
@@ -225,6 +250,8 @@ export const update: Command = {
                                    the drop may load from the network (one more write after the upload)
   --if-match <n>                   upload only if version n is still the latest; otherwise nothing is uploaded and
                                    the exit code is 7 (version_conflict), naming the latest version
+  --block                          upload nothing if the service finds what looks like secrets or personal
+                                   data: exit 8, the findings on stderr (without it: warnings on stderr)
   --force                          upload even if the file does not look like HTML`,
   options: {
     title: { type: 'string' },
@@ -236,6 +263,7 @@ export const update: Command = {
     expires: { type: 'string' },
     network: { type: 'string' },
     'if-match': { type: 'string' },
+    block: { type: 'boolean' },
     force: { type: 'boolean' },
   },
   async run(ctx, values, args) {
@@ -262,15 +290,18 @@ export const update: Command = {
         ...(context === undefined ? {} : { context }),
         ...(metadata === undefined ? {} : { metadata }),
         ...(resolves.length > 0 ? { resolves } : {}),
+        ...scanOf(values),
       },
       ifMatch === undefined ? {} : { ifMatch },
     );
+    const put = drop;
     const patch = {
       ...(comments !== undefined && comments !== drop.comments ? { comments } : {}),
       ...(expires !== undefined && expires !== drop.expires_at ? { expires_at: expires } : {}),
       ...(network !== undefined && !sameNetwork(network, drop.network ?? 'open') ? { network } : {}),
     };
-    if (Object.keys(patch).length > 0) drop = await client.patchDrop(slug, patch);
+    if (Object.keys(patch).length > 0) drop = withWarningsOf(put, await client.patchDrop(slug, patch));
+    warnFindings(ctx, drop);
     ctx.out.result(resultJson({ action: 'updated', drop }, warnings, resolves), () =>
       publishedText('updated', drop, resolves),
     );

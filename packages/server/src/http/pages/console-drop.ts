@@ -1,6 +1,7 @@
 /** The console's page for one drop, and the confirmation before deleting it (docs/console.md). */
 import type { DropComments } from '../../domain/comments.js';
 import type { NetworkPolicy } from '../../domain/network.js';
+import type { Finding } from '../../domain/scan.js';
 import type { CommentRecord, DropRecord, DropViewStats, VersionInfo } from '../../domain/types.js';
 import type { Who } from './console.js';
 import { compareForm } from './console-diff.js';
@@ -21,6 +22,8 @@ export interface DropPage {
   readonly comments: DropComments;
   /** The page shown is the one older than this time; absent: the newest. */
   readonly commentsBefore?: number;
+  /** What the look before publishing found, by version (docs/console.md, "Warnings"); absent or empty: nothing. */
+  readonly warnings?: ReadonlyMap<number, readonly Finding[]>;
   readonly done?: string;
   readonly error?: string;
   /** What the owner typed into the details form, shown again after a refusal. */
@@ -174,7 +177,7 @@ function versionRow(page: DropPage, version: VersionInfo): string {
     page.versions.length <= 1
       ? ''
       : `<form method="post" action="${base}/delete" data-confirm="Delete version ${n}? This cannot be undone.">${csrfField(who.csrf)}<button class="danger" type="submit" aria-label="Delete version ${n}">Delete</button></form>`;
-  return `<tr data-version="${n}"><td class="title-cell"><strong>Version ${n}</strong>${latest ? ' <span class="badge">latest</span>' : ''}</td>
+  return `<tr data-version="${n}"><td class="title-cell"><strong>Version ${n}</strong>${latest ? ' <span class="badge">latest</span>' : ''}${warningBadge(page, n)}</td>
 <td data-label="Published">${timeTag(version.createdAt)}</td><td data-label="Size" class="num">${sizeText(version.sizeBytes)}</td>
 <td data-label="Context">${version.hasContext ? 'Yes' : '<span class="muted">No</span>'}</td>
 <td data-label="Views" class="num">${viewsOf(page, n)}</td>
@@ -185,6 +188,39 @@ function versionsSection(page: DropPage): string {
   return `<section aria-labelledby="versions-h"><h2 id="versions-h">Versions</h2>
 <table class="cards" id="version-list"><thead><tr><th scope="col">Version</th><th scope="col">Published</th><th scope="col" class="num">Size</th><th scope="col">Context</th><th scope="col" class="num">Views</th><th scope="col">Actions</th></tr></thead>
 <tbody>${page.versions.map((version) => versionRow(page, version)).join('')}</tbody></table>${compareForm(page.drop, page.versions)}</section>`;
+}
+
+/** `N warnings`, linking to the version's findings, for a version the look before publishing found something in. */
+function warningBadge(page: DropPage, version: number): string {
+  const count = page.warnings?.get(version)?.length ?? 0;
+  if (count === 0) return '';
+  return ` <a class="badge warn" href="#warnings-v${version}">${count} warning${count === 1 ? '' : 's'}</a>`;
+}
+
+const KIND_WORDS: Readonly<Record<string, string>> = { secret: 'Secret', personal_data: 'Personal data' };
+
+/**
+ * What the look before publishing found in each version, newest first: kind, rule, where and line, and the masked
+ * excerpt (never the secret). Nothing when every version is clean.
+ */
+function warningsSection(page: DropPage): string {
+  const versions = [...(page.warnings ?? new Map<number, readonly Finding[]>())]
+    .filter(([, findings]) => findings.length > 0)
+    .sort(([a], [b]) => b - a);
+  if (versions.length === 0) return '';
+  const list = versions
+    .map(([version, findings]) => {
+      const items = findings
+        .map(
+          (f) =>
+            `<li><span class="badge warn">${KIND_WORDS[f.kind] ?? escapeHtml(f.kind)}</span> <span class="mono">${escapeHtml(f.rule)}</span> in <span class="mono">${escapeHtml(f.where)}</span>, line ${f.line}: <code>${escapeHtml(f.excerpt)}</code></li>`,
+        )
+        .join('');
+      return `<h3 id="warnings-v${version}">Version ${version}</h3><ul class="warnings">${items}</ul>`;
+    })
+    .join('');
+  return `<section aria-labelledby="warnings-h" id="warnings"><h2 id="warnings-h">Warnings</h2>
+<p class="muted">When these versions were published, they carried what looks like secrets or personal data. They are public while the version exists: publish a version without them, revoke or rotate any key shown, then delete the version that carried it.</p>${list}</section>`;
 }
 
 /** A version's views and distinct viewers, as the versions table shows them. */
@@ -275,7 +311,7 @@ export function dropPage(page: DropPage): string {
 ${page.done === undefined ? '' : notice('ok', page.done)}${page.error === undefined ? '' : notice('err', page.error)}
 <section aria-labelledby="share-h"><h2 id="share-h">Share</h2>${copyableCommand('public-url', url, 'Public URL')}
 <p><a class="button primary" href="/p/${encodeURIComponent(drop.slug)}" id="open-drop">Open the drop</a></p>${originLines(page)}</section>
-${versionsSection(page)}${commentsSection(page)}${detailsSection(page)}${passcodeSection(page)}${expirySection(page)}
+${versionsSection(page)}${warningsSection(page)}${commentsSection(page)}${detailsSection(page)}${passcodeSection(page)}${expirySection(page)}
 <section aria-labelledby="danger-h"><h2 id="danger-h">Delete</h2><p class="muted">Deleting removes every version; the URL stops working.</p>
 <a class="button danger" href="${dropPath(drop.slug)}/delete" id="delete-drop">Delete this drop…</a></section>`;
   return consoleShell({ title: drop.title, nonce: page.nonce, who: page.who, current: 'drops', body, style: STYLE });

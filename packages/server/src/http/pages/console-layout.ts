@@ -34,6 +34,7 @@ table{width:100%;border-collapse:collapse}th,td{text-align:left;padding:9px 8px;
 th{font-size:.8rem;text-transform:uppercase;letter-spacing:.04em;color:var(--muted)}td.num,th.num{text-align:right}
 .chip{display:inline-block;background:var(--chip);border-radius:999px;padding:1px 9px;margin:2px 4px 2px 0;font-size:.82rem;
 color:var(--fg);text-decoration:none}.badge{display:inline-block;border:1px solid var(--line);border-radius:6px;padding:0 6px;font-size:.8rem}
+.badge.warn{border-color:var(--danger);color:var(--danger);text-decoration:none}ul.warnings{padding-left:1.2rem}ul.warnings li{margin:.3rem 0;overflow-wrap:anywhere}
 .notice{border-radius:8px;padding:10px 14px;margin:12px 0}.ok{background:color-mix(in srgb,var(--ok) 14%,var(--card));color:var(--fg);border-left:4px solid var(--ok)}
 .err{background:color-mix(in srgb,var(--danger) 12%,var(--card));color:var(--fg);border-left:4px solid var(--danger)}
 .pager a{color:var(--accent)}.pager{display:flex;gap:12px;align-items:center;justify-content:space-between;margin-top:12px}

@@ -77,9 +77,10 @@ function dropPageKit(deps: ConsoleRouteDeps) {
     if (!isValidSlug(slug)) throw new ApiError('not_found');
     const accountId = v.session.accountId;
     const { drop, versions } = await drops.listVersions(deps.drops, accountId, slug);
-    const [viewStats, feedback] = await Promise.all([
+    const [viewStats, feedback, warnings] = await Promise.all([
       getStats(deps.stats, accountId, slug),
       comments.commentsOfDrop(deps.comments, accountId, slug, before),
+      drops.versionWarnings(deps.drops, accountId, slug),
     ]);
     const contentUrl = links.contentUrlOf(drop.contentLabel);
     return {
@@ -88,6 +89,7 @@ function dropPageKit(deps: ConsoleRouteDeps) {
       versions,
       stats: viewStats,
       comments: feedback,
+      warnings,
       ...(before === undefined ? {} : { commentsBefore: before }),
     };
   };

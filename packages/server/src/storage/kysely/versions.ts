@@ -11,6 +11,7 @@ import type { Database, VersionsTable } from '../schema.js';
 import { deleteVersionRows, keepBody, releaseBodies } from './bodies.js';
 import { prepared, slot } from './prepared.js';
 import { DROP_COLUMNS, inTransaction, Rollback, toDrop } from './shared.js';
+import { insertWarnings } from './warnings.js';
 
 export type VersionStore = Pick<Store, 'listVersions' | 'getVersion' | 'getVersionContent' | 'deleteVersion'>;
 
@@ -36,6 +37,7 @@ export async function insertVersion(
     context: content.context,
     created_at: content.now,
   });
+  await insertWarnings(trx, slug, version, content.warnings);
 }
 
 const VERSION_COLUMNS = ['slug', 'version', 'body_hash', 'size_bytes', 'context', 'created_at'] as const;

@@ -1,0 +1,125 @@
+/**
+ * The scanner's rules (docs/api.md, "A look before publishing"): every kind is found in the html, the context and a
+ * file, at the right line; excerpts are masked; validation keeps placeholders, wrong checksums and ordinary numbers
+ * out.
+ */
+import { describe, expect, it } from 'vitest';
+import { createRandom, personalCases, SECRET_KINDS } from '../../../../bench/scan-corpus.mjs';
+import { newApiToken } from '../domain/ids.js';
+import type { Finding, ScanText } from '../domain/scan.js';
+import { maskExcerpt } from './mask.js';
+import { ibanValid, luhnValid } from './personal-data.js';
+import { createScanner } from './scanner.js';
+
+const scanner = createScanner();
+const scan = (texts: ScanText[]) => scanner.scan(texts);
+const scanHtml = (text: string) => scan([{ where: 'html', text }]);
+
+/** A value as the corpus makes it, as it would be written into a document (with what precedes it). */
+function written(make: (rand: () => number) => unknown, seed: number): { text: string; secret: string } {
+  const value = make(createRandom(seed)) as string | { prefix: string; secret: string };
+  return typeof value === 'string'
+    ? { text: value, secret: value }
+    : { text: value.prefix + value.secret, secret: value.secret };
+}
+
+const lines = (n: number, value: string) => `${'<p>filler</p>\n'.repeat(n - 1)}<pre>${value}</pre>\n<p>end</p>`;
+
+describe('every secret kind', () => {
+  for (const [kind, make] of SECRET_KINDS) {
+    it(`${kind}: found in the html, the context and a file, at its line, and never answered whole`, async () => {
+      const { text, secret } = written(make, kind.length * 31);
+      const findings = await scan([
+        { where: 'html', text: lines(5, text) },
+        { where: 'context', text: lines(2, text) },
+        { where: 'files/data/export.csv', text: lines(9, text) },
+      ]);
+      const at = (where: string) => findings.filter((f) => f.where === where).map((f) => [f.kind, f.line]);
+      expect(at('html')).toEqual([['secret', 5]]);
+      expect(at('context')).toEqual([['secret', 2]]);
+      expect(at('files/data/export.csv')).toEqual([['secret', 9]]);
+      expect(JSON.stringify(findings)).not.toContain(secret);
+      for (const finding of findings) expect(finding.excerpt.replace(/\*+/g, '').length).toBeLessThanOrEqual(8);
+    });
+  }
+});
+
+describe('personal data', () => {
+  for (const c of personalCases()) {
+    it(`${c.kind}: found at line ${c.line}`, async () => {
+      const findings = await scanHtml(c.html);
+      expect(findings.map((f) => [f.kind, f.rule, f.line])).toContainEqual([
+        'personal_data',
+        `personal/${c.kind}`,
+        c.line,
+      ]);
+    });
+  }
+
+  it('Luhn and mod-97 decide, not the shape', () => {
+    expect(luhnValid('4111111111111111')).toBe(true);
+    expect(luhnValid('4111111111111112')).toBe(false);
+    expect(ibanValid('DE89370400440532013000')).toBe(true);
+    expect(ibanValid('DE89370400440532013001')).toBe(false);
+    expect(ibanValid('DE8937040044053201300')).toBe(false);
+  });
+
+  it('a card number that fails Luhn, or a bare one with no card named before it, is no finding', async () => {
+    expect(await scanHtml('<p>Card: 4111 1111 1111 1112</p>')).toEqual([]);
+    expect(await scanHtml('<p>Order 4111111111111111 shipped</p>')).toEqual([]);
+    expect((await scanHtml('<p>Visa 4111111111111111</p>')).map((f) => f.rule)).toEqual(['personal/card-number']);
+  });
+
+  it('nine addresses are no list, ten are one finding at the first; role mailboxes do not count', async () => {
+    const people = (n: number) => Array.from({ length: n }, (_, i) => `<li>p${i}.doe@mail.example.org</li>`).join('\n');
+    const roles = '<li>support@acme.example</li><li>info@acme.example</li>';
+    expect(await scanHtml(`<ul>\n${roles}\n${people(9)}</ul>`)).toEqual([]);
+    const findings = await scanHtml(`<ul>\n${people(10)}</ul>`);
+    expect(findings).toEqual([
+      {
+        kind: 'personal_data',
+        rule: 'personal/email-list',
+        where: 'html',
+        line: 2,
+        excerpt: expect.stringMatching(/\(10 distinct\)$/),
+      },
+    ]);
+  });
+});
+
+describe('what is not a secret', () => {
+  it('placeholders in connection URLs and keys, and URLs without a password', async () => {
+    const samples = [
+      'postgres://user:password@localhost:5432/app',
+      'postgresql://app:{password}@localhost/app',
+      `mysql://root:${'$'}{MYSQL_PASSWORD}@db/shop`,
+      'redis://:<password>@cache:6379',
+      'https://user@git.example.com/repo.git',
+      `sk_live_${'x'.repeat(24)}`,
+      'mongodb://localhost:27017/test',
+    ];
+    for (const sample of samples) expect(await scanHtml(`<pre>${sample}</pre>`), sample).toEqual([]);
+  });
+
+  it('an hd_ token is found only with its checksum', async () => {
+    const token = newApiToken();
+    expect((await scanHtml(`<code>${token}</code>`)).map((f) => f.rule)).toEqual(['htmldrop/htmldrop-token']);
+    const broken = `${token.slice(0, -1)}${token.endsWith('A') ? 'B' : 'A'}`;
+    expect(await scanHtml(`<code>${broken}</code>`)).toEqual([]);
+  });
+
+  it('a secretlint-disable comment does not turn the look off', async () => {
+    const key = ['AKIA', 'Z3MSJV4WWNKWW5FG'].join('');
+    const findings = await scanHtml(`<!-- secretlint-disable -->\n<p>${key}</p>`);
+    expect(findings.map((f: Finding) => [f.rule, f.line])).toEqual([['htmldrop/aws-access-key-id', 2]]);
+  });
+});
+
+describe('excerpts', () => {
+  it('keep at most the first and last 4 characters, and at most a quarter of a short match on each side', () => {
+    expect(maskExcerpt('AKIAZ3MSJV4WWNKWW5FG')).toBe('AKIA************W5FG');
+    expect(maskExcerpt('abcdefgh')).toBe('ab****gh');
+    expect(maskExcerpt('abc')).toBe('***');
+    expect(maskExcerpt('x'.repeat(500))).toHaveLength(24);
+  });
+});
