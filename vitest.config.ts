@@ -11,6 +11,7 @@ const HTTP_SUITES = [
   'diff',
   'drops',
   'errors',
+  'files',
   'fuzz',
   'history',
   'limits',

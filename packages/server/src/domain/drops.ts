@@ -7,6 +7,7 @@ import { ApiError } from '../errors.js';
 import type { Clock } from './clock.js';
 import { newContentLabel } from './content-origin.js';
 import { checkedExpiry } from './expiry.js';
+import { checkVersionBytes, decodeFiles, type FilesInput, totalBytes } from './files.js';
 import { newSlug, parseVersionNumber, type RandomInt } from './ids.js';
 import { checkedNetwork } from './network.js';
 import { hashPasscode } from './passcode.js';
@@ -17,6 +18,7 @@ import {
   isExpired,
   type ListQuery,
   type Metadata,
+  type VersionFile,
   type VersionInfo,
   type VersionRecord,
 } from './types.js';
@@ -49,10 +51,14 @@ export interface CreateDropInput {
   readonly expires_at?: number | null | undefined;
   /** `open` when absent (domain/network.ts). */
   readonly network?: unknown;
+  /** The files beside the HTML (domain/files.ts); none when absent. */
+  readonly files?: FilesInput | undefined;
 }
 
 export interface NewVersionInput {
   readonly html: string;
+  /** The new version's files; a version is complete in itself, so none when absent. */
+  readonly files?: FilesInput | undefined;
   readonly title?: string | undefined;
   readonly description?: string | undefined;
   readonly context?: string | undefined;
@@ -124,6 +130,7 @@ function detailChanges(input: DetailsInput, now: number): DropChanges {
 
 export async function createDrop(deps: DropDeps, accountId: string, input: CreateDropInput): Promise<DropRecord> {
   const sizeBytes = htmlBytes(input.html, deps.limits);
+  const files = decodeFiles(input.files, sizeBytes, deps.limits);
   const context = checkedContext(input.context, deps.limits);
   const passcodeHash = await passcodeHashFor(input.passcode, deps.limits);
   const now = deps.clock.now();
@@ -144,6 +151,7 @@ export async function createDrop(deps: DropDeps, accountId: string, input: Creat
       expiresAt,
       contentLabel: newContentLabel(),
       network,
+      files,
       now,
     },
     deps.limits.maxDropsPerAccount,
@@ -194,27 +202,52 @@ export async function addVersion(
   ifLatest?: IfLatest,
 ): Promise<DropRecord> {
   await getOwnedDrop(deps, accountId, slug);
-  return appendChecked(deps, slug, input, ifLatest);
+  const { files, ...rest } = input;
+  return appendChecked(deps, slug, rest, ifLatest, { input: files });
+}
+
+/**
+ * A version's files as the append takes them: decoded from the request, or (restore) those of an earlier version by
+ * reference, after the same limits as an upload (they may have been lowered since).
+ */
+type FilesOfVersion =
+  | { readonly input: FilesInput | undefined }
+  | { readonly copyOf: number; readonly files: readonly VersionFile[] };
+
+function filesFor(files: FilesOfVersion, sizeBytes: number, limits: Limits) {
+  if ('input' in files) return { files: decodeFiles(files.input, sizeBytes, limits) };
+  if (files.files.length > limits.maxFilesPerVersion) {
+    throw new ApiError('too_many_files', {
+      message: `A version takes at most ${limits.maxFilesPerVersion} files (this one has ${files.files.length}).`,
+      details: { max_files: limits.maxFilesPerVersion },
+    });
+  }
+  checkVersionBytes(totalBytes(sizeBytes, files.files), limits);
+  return { filesOf: files.copyOf };
 }
 
 /** The checks and the append shared by addVersion and restoreVersion; ownership is already checked. */
 async function appendChecked(
   deps: DropDeps,
   slug: string,
-  input: NewVersionInput,
+  input: Omit<NewVersionInput, 'files'>,
   ifLatest: IfLatest,
+  files: FilesOfVersion,
 ): Promise<DropRecord> {
   const sizeBytes = htmlBytes(input.html, deps.limits);
+  const fileChanges = filesFor(files, sizeBytes, deps.limits);
   const context = checkedContext(input.context, deps.limits);
   const now = deps.clock.now();
   const result = await deps.store.appendVersion(
     slug,
-    { html: input.html, sizeBytes, context, now },
+    { html: input.html, sizeBytes, context, now, ...fileChanges },
     detailChanges(input, now),
     deps.limits.maxVersionsPerDrop,
     ifLatest,
   );
   if (result === 'not_found') throw gone(slug);
+  if (result === 'version_not_found' && 'copyOf' in files) throw versionNotFound(slug, files.copyOf);
+  if (result === 'version_not_found') throw gone(slug);
   if (isConflict(result)) throw conflict(result);
   if (result === 'version_limit') {
     throw new ApiError('version_limit_reached', {
@@ -265,6 +298,7 @@ export async function deleteDrop(deps: DropDeps, accountId: string, slug: string
   await deps.listener.dropChanged(slug);
 }
 
+/** The versions of the caller's drop, newest first, each with its files (by version number; none: no entry). */
 export async function listVersions(
   deps: DropDeps,
   accountId: string,
@@ -272,9 +306,11 @@ export async function listVersions(
 ): Promise<{
   drop: DropRecord;
   versions: VersionInfo[];
+  files: ReadonlyMap<number, readonly VersionFile[]>;
 }> {
   const drop = await getOwnedDrop(deps, accountId, slug);
-  return { drop, versions: await deps.store.listVersions(slug) };
+  const [versions, files] = await Promise.all([deps.store.listVersions(slug), deps.store.listVersionFiles(slug)]);
+  return { drop, versions, files };
 }
 
 /** A version number given as text (`<n>` of a path, `from`/`to` of a query): 1 to 2^31-1, else 400 naming it. */
@@ -292,16 +328,20 @@ export function versionNumberArg(field: string, raw: unknown): number {
 export const versionNotFound = (slug: string, version: number) =>
   new ApiError('version_not_found', { message: `Drop "${slug}" has no version ${version}.`, details: { version } });
 
+/** One version of the caller's drop, with its files (sorted by path). */
 export async function getVersion(
   deps: DropDeps,
   accountId: string,
   slug: string,
   version: number,
-): Promise<{ drop: DropRecord; version: VersionRecord }> {
+): Promise<{ drop: DropRecord; version: VersionRecord; files: readonly VersionFile[] }> {
   const drop = await getOwnedDrop(deps, accountId, slug);
-  const record = await deps.store.getVersion(slug, version);
+  const [record, files] = await Promise.all([
+    deps.store.getVersion(slug, version),
+    deps.store.listVersionFiles(slug, version),
+  ]);
   if (record === undefined) throw versionNotFound(slug, version);
-  return { drop, version: record };
+  return { drop, version: record, files: files.get(version) ?? [] };
 }
 
 export async function deleteVersion(
@@ -320,9 +360,9 @@ export async function deleteVersion(
 }
 
 /**
- * Makes an earlier version current again by appending a copy of its stored html and context as a new version (old
- * numbers are never reused). Limits apply as to any upload: they may have been lowered since that version was
- * stored. Title, description and metadata stay as they are.
+ * Makes an earlier version current again by appending a copy of its stored html, context and files as a new version
+ * (old numbers are never reused; the files by reference, never copied). Limits apply as to any upload: they may have
+ * been lowered since that version was stored. Title, description and metadata stay as they are.
  */
 export async function restoreVersion(
   deps: DropDeps,
@@ -332,10 +372,12 @@ export async function restoreVersion(
   ifLatest?: IfLatest,
 ): Promise<DropRecord> {
   await getOwnedDrop(deps, accountId, slug);
-  const [content, record] = await Promise.all([
+  const [content, record, files] = await Promise.all([
     deps.store.getVersionContent(slug, version),
     deps.store.getVersion(slug, version),
+    deps.store.listVersionFiles(slug, version),
   ]);
   if (content === undefined || record === undefined) throw versionNotFound(slug, version);
-  return appendChecked(deps, slug, { html: content.html, context: record.context ?? undefined }, ifLatest);
+  const input = { html: content.html, context: record.context ?? undefined };
+  return appendChecked(deps, slug, input, ifLatest, { copyOf: version, files: files.get(version) ?? [] });
 }

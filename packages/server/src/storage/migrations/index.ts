@@ -10,6 +10,7 @@ import { contentOrigins } from './0008-content-origins.js';
 import { oauth } from './0009-oauth.js';
 import { versionBodies } from './0010-version-bodies.js';
 import { commentClock } from './0011-comment-clock.js';
+import { versionFiles } from './0013-version-files.js';
 
 /** Ordered migrations. Names sort in application order; never rename or edit a released one. */
 const MIGRATIONS: Record<string, Migration> = {
@@ -24,6 +25,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '0009-oauth': oauth,
   '0010-version-bodies': versionBodies,
   '0011-comment-clock': commentClock,
+  '0013-version-files': versionFiles,
 };
 
 export const migrationProvider: MigrationProvider = {
