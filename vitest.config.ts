@@ -12,6 +12,7 @@ const HTTP_SUITES = [
   'drops',
   'errors',
   'files',
+  'files-serve',
   'fuzz',
   'history',
   'limits',

@@ -19,7 +19,7 @@ import type { DropChangeListener, DropDeps } from './domain/drops.js';
 import { purgeExpiredDrops } from './domain/expiry.js';
 import type { RandomInt } from './domain/ids.js';
 import { type OAuthDeps, purgeOAuth } from './domain/oauth.js';
-import { findRawDocument, type PublicViewDeps } from './domain/public-view.js';
+import { findRawDocument, findRawFile, type PublicViewDeps } from './domain/public-view.js';
 import type { RateCounter } from './domain/rate-counter.js';
 import type { StatsDeps } from './domain/stats.js';
 import type { Store } from './domain/store.js';
@@ -30,7 +30,7 @@ import { createIdentityProvider, type IdentityProvider } from './identity/index.
 import { createSigner, type Signer } from './keys/signer.js';
 import { loadSigningKeys, type SigningKeys } from './keys/signing-keys.js';
 import { createRawCache, type RawCache } from './serve/raw-cache.js';
-import { createRawLoader, type RawLoader } from './serve/raw-loader.js';
+import { createFileLoader, createRawLoader, type FileLoader, type RawLoader } from './serve/raw-loader.js';
 
 export interface ServiceOptions {
   readonly config: Config;
@@ -86,6 +86,8 @@ export interface Services {
   readonly contentHosts: ContentHosts | undefined;
   /** Drop documents by slug or content label and version, through the raw cache. */
   readonly loadRaw: RawLoader;
+  /** A version's files by slug or content label, version and path, through the raw cache. */
+  readonly loadFile: FileLoader;
   /** Writes every coalesced counter now (token last use, view counts). */
   flushCounters(): Promise<void>;
   /**
@@ -130,6 +132,7 @@ export function createServices(options: ServiceOptions): Services {
   const commentSignal = createCommentSignal(bus);
   const views = createViewCounter(store);
   const drops: DropDeps = { store, clock, limits, listener, ...random };
+  const serveOptions = { contentFrameAncestors: contentHosts?.frameAncestors, baseUrl: config.baseUrl };
   return {
     config,
     store,
@@ -166,9 +169,8 @@ export function createServices(options: ServiceOptions): Services {
     publicView: { store, clock, tokenUses, capabilities },
     oauth: { store, clock, counter, limits, ...random },
     contentHosts,
-    loadRaw: createRawLoader(rawCache, (ref, version) => findRawDocument(store, ref, version), {
-      contentFrameAncestors: contentHosts?.frameAncestors,
-    }),
+    loadRaw: createRawLoader(rawCache, (ref, version) => findRawDocument(store, ref, version), serveOptions),
+    loadFile: createFileLoader(rawCache, (ref, version, path) => findRawFile(store, ref, version, path), serveOptions),
     async flushCounters() {
       await Promise.all([tokenUses.flush(), views.flush()]);
     },

@@ -6,6 +6,7 @@
 import { createRequire } from 'node:module';
 import type { Limits } from '../config.js';
 import { ApiError } from '../errors.js';
+import { parseVersionNumber } from './ids.js';
 import type { NewFile } from './store.js';
 import type { VersionFile } from './types.js';
 
@@ -135,6 +136,16 @@ export function checkVersionBytes(total: number, limits: Limits): void {
   });
 }
 
+/**
+ * Content types whose bytes are compressed already (images, fonts, media, archives): stored and served as they are,
+ * without spending a compression on them. Anything else is worth a try.
+ */
+const PACKED =
+  /^(image\/(png|jpeg|gif|webp|avif|heic|heif|jxl)|font\/woff2?|video\/|audio\/|application\/(zip|gzip|x-gzip|zstd|x-7z-compressed|x-bzip2|x-xz|x-rar-compressed|vnd\.rar))\b/;
+
+/** Whether a file of this Content-Type is worth compressing (for storage and for transfer). */
+export const isCompressible = (contentType: string): boolean => !PACKED.test(contentType);
+
 /** A version's bytes in all: its HTML plus its files (the sum the version limit applies to). */
 export const totalBytes = (htmlBytes: number, files: readonly VersionFile[]): number =>
   files.reduce((sum, file) => sum + file.sizeBytes, htmlBytes);
@@ -155,4 +166,61 @@ export function diffFiles(from: readonly VersionFile[], to: readonly VersionFile
     removed: sorted([...before.keys()].filter((path) => !after.has(path))),
     changed: sorted([...after].filter(([path, hash]) => before.has(path) && before.get(path) !== hash).map(([p]) => p)),
   };
+}
+
+/**
+ * What a path under a drop's folder names (docs/api.md, "Many files in one drop"): on its own origin `/` (the latest
+ * document, `?v=<n>` aside), `/v/<n>/` (version n's document), `/v/<n>/<path>` (its file) and `/<path>` (the latest
+ * version's file); under `/p/<slug>/raw` only the `/v/<n>/…` forms. A locked drop's frame puts its grant first,
+ * `/~<grant>/…`, so that the document's relative URLs carry it to every file. `/v/<n>` without its slash is sent to
+ * `/v/<n>/`, where relative URLs resolve inside the version.
+ */
+export type FolderTarget =
+  | { readonly kind: 'document' }
+  | { readonly kind: 'folder'; readonly version: number }
+  | { readonly kind: 'file'; readonly version: number | undefined; readonly path: string }
+  | { readonly kind: 'redirect'; readonly location: string }
+  | { readonly kind: 'none' };
+
+/** A path and the grant before it (`/~<grant>/…`), or undefined for a grant segment without a path after it. */
+function splitGrant(path: string): { grant: string | undefined; rest: string } | undefined {
+  if (!path.startsWith('/~')) return { grant: undefined, rest: path };
+  const end = path.indexOf('/', 2);
+  if (end === -1) return undefined;
+  return { grant: path.slice(2, end), rest: path.slice(end) };
+}
+
+/** A file path as a URL carries it, decoded and checked; undefined when it names no possible file. */
+function filePathOf(encoded: string): string | undefined {
+  let path: string;
+  try {
+    path = decodeURIComponent(encoded);
+  } catch {
+    return undefined;
+  }
+  return filePathProblem(path) === undefined ? path : undefined;
+}
+
+/**
+ * Reads `path` (a URL's path under the drop's folder, starting with `/`, without its query). `latestFiles`: whether
+ * `/<path>` names the latest version's file (the drop's own origin) or nothing (the raw path).
+ */
+export function folderTarget(path: string, latestFiles: boolean): { grant: string | undefined; target: FolderTarget } {
+  const split = splitGrant(path);
+  if (split === undefined) return { grant: undefined, target: { kind: 'none' } };
+  const { grant, rest } = split;
+  const prefix = grant === undefined ? '' : `/~${grant}`;
+  const at = (target: FolderTarget) => ({ grant, target });
+  if (rest === '/') return at(latestFiles ? { kind: 'document' } : { kind: 'none' });
+  const folder = /^\/v\/([^/]+)(\/.*)?$/.exec(rest);
+  const version = folder === null ? undefined : parseVersionNumber(folder[1]);
+  if (folder !== null && version !== undefined) {
+    const inside = folder[2];
+    if (inside === undefined) return at({ kind: 'redirect', location: `${prefix}/v/${version}/` });
+    if (inside === '/') return at({ kind: 'folder', version });
+    const file = filePathOf(inside.slice(1));
+    return at(file === undefined ? { kind: 'none' } : { kind: 'file', version, path: file });
+  }
+  const file = latestFiles ? filePathOf(rest.slice(1)) : undefined;
+  return at(file === undefined ? { kind: 'none' } : { kind: 'file', version: undefined, path: file });
 }

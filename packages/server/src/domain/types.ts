@@ -106,6 +106,8 @@ export interface VersionContent {
   readonly version: number;
   readonly html: string;
   readonly createdAt: number;
+  /** Whether the version has files beside its HTML (docs/api.md, "Many files in one drop"). */
+  readonly hasFiles: boolean;
 }
 
 /** Viewer renders of one version gathered between two flushes (domain/viewing.ts). Times are Unix ms. */

@@ -41,16 +41,6 @@ export interface FileToEncode {
   readonly compress: boolean;
 }
 
-/**
- * Content types whose bytes are compressed already (images, fonts, media, archives): stored as they are, without
- * spending a compression on them. Anything else is tried, and kept compressed only when that pays.
- */
-const PACKED =
-  /^(image\/(png|jpeg|gif|webp|avif|heic|heif|jxl)|font\/woff2?|video\/|audio\/|application\/(zip|gzip|x-gzip|zstd|x-7z-compressed|x-bzip2|x-xz|x-rar-compressed|vnd\.rar))\b/;
-
-/** Whether a file of this Content-Type is worth a compression attempt. */
-export const worthCompressing = (contentType: string): boolean => !PACKED.test(contentType);
-
 /** Bytes this small are kept as they are: brotli's frame would eat what it saves. */
 const MIN_COMPRESS_BYTES = 64;
 

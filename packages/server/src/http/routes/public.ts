@@ -9,6 +9,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Config } from '../../config.js';
 import type { Capabilities } from '../../domain/capability.js';
 import type { ContentHosts } from '../../domain/content-origin.js';
+import { folderTarget } from '../../domain/files.js';
 import { isValidSlug, parseVersionNumber } from '../../domain/ids.js';
 import { findViewerPage, type PublicViewDeps, type VisitorAccess } from '../../domain/public-view.js';
 import { composeReadableCopy, findReadableCopy } from '../../domain/readable-copy.js';
@@ -18,7 +19,7 @@ import { ERROR_STATUS, type ErrorCode } from '../../errors.js';
 import { createMarkdownCopies, type MarkdownCopies } from '../../serve/markdown-copy.js';
 import { CACHE_PRIVATE } from '../../serve/raw.js';
 import { type RawVerdict, rawVerdict, sendRawDocument } from '../../serve/raw-answer.js';
-import type { RawLoader } from '../../serve/raw-loader.js';
+import type { FileLoader, RawLoader } from '../../serve/raw-loader.js';
 import { acceptQuality } from '../accept.js';
 import { cookieValue, serializeCookie } from '../cookies.js';
 import { acceptFormPosts, formField, isForeignFormPost } from '../forms.js';
@@ -104,6 +105,8 @@ export interface PublicRouteDeps {
   readonly config: Config;
   readonly view: PublicViewDeps;
   readonly loadRaw: RawLoader;
+  /** A version's files (docs/api.md, "Many files in one drop"). */
+  readonly loadFile: FileLoader;
   readonly renders: RenderCountDeps;
   readonly capabilities: Capabilities;
   readonly unlock: UnlockDeps;
@@ -130,6 +133,7 @@ export async function publicRoutes(app: TypedApp, deps: PublicRouteDeps): Promis
     },
   };
   registerRawRoute(app, routes);
+  registerRawFolderRoute(app, routes);
   registerViewerRoute(app, routes);
   registerReadableCopyRoute(app, routes);
   registerUnlockRoute(app, routes);
@@ -153,6 +157,47 @@ function registerRawRoute(app: TypedApp, routes: PublicRoutes): void {
       if (verdict.kind === 'locked') {
         const viewer = `/p/${slug}${version === undefined ? '' : `?v=${version}`}`;
         return refusePage(reply, 'locked', passcodeRequiredPage(viewer), PRIVATE);
+      }
+      return sendDocument(request, reply, verdict, { version, surface: 'raw', now: routes.view.clock.now() });
+    },
+  });
+}
+
+/**
+ * `/p/<slug>/raw/v/<n>/[<path>]` (docs/api.md, "Many files in one drop"): a version's document and its files
+ * without a content origin, under the raw path's sandbox; a locked drop with a capability first in the path
+ * (`/p/<slug>/raw/~<capability>/v/<n>/…`, so the document's relative URLs carry it), in `cap`, in the cookie, or the
+ * owner's token.
+ */
+function registerRawFolderRoute(app: TypedApp, routes: PublicRoutes): void {
+  app.route({
+    method: ['GET', 'HEAD'],
+    url: '/p/:slug/raw/*',
+    schema: { hide: true },
+    handler: async (request, reply) => {
+      const { slug } = request.params as Params;
+      // The path after `/p/<slug>/raw`, as sent (still percent-encoded: folderTarget decodes the file path once).
+      const [url = '', search] = request.url.split('?', 2);
+      const afterSlug = url.slice(url.indexOf('/', 3));
+      const { grant, target } = folderTarget(afterSlug.slice('/raw'.length), false);
+      if (!isValidSlug(slug) || !afterSlug.startsWith('/raw/')) return refusePage(reply, 'not_found', NOT_FOUND_PAGE);
+      if (target.kind === 'redirect') {
+        const location = `/p/${slug}/raw${target.location}`;
+        return redirect(reply, search === undefined ? location : `${location}?${search}`);
+      }
+      if (target.kind !== 'folder' && target.kind !== 'file') return refusePage(reply, 'not_found', NOT_FOUND_PAGE);
+      const { version } = target;
+      const entry =
+        target.kind === 'folder'
+          ? await routes.loadRaw({ slug }, version, true)
+          : await routes.loadFile({ slug }, version, target.path);
+      if (entry === undefined) return refusePage(reply, 'not_found', NOT_FOUND_PAGE);
+      const presented = accessOf(request);
+      const access = grant === undefined ? presented : { ...presented, capability: grant };
+      const verdict = await rawVerdict(routes.view, entry, entry.answers, access);
+      if (verdict.kind === 'expired') return refusePage(reply, 'expired', EXPIRED_PAGE);
+      if (verdict.kind === 'locked') {
+        return refusePage(reply, 'locked', passcodeRequiredPage(`/p/${slug}?v=${version}`), PRIVATE);
       }
       return sendDocument(request, reply, verdict, { version, surface: 'raw', now: routes.view.clock.now() });
     },
@@ -380,6 +425,14 @@ function registerUnlockRoute(app: TypedApp, routes: PublicRoutes): void {
       }
     });
   });
+}
+
+/**
+ * `/v/<n>` to `/v/<n>/` (docs/api.md, "Many files in one drop"): only there do the document's relative URLs resolve
+ * to its version's files. Permanent (308): the address of a version's folder never changes.
+ */
+export function redirect(reply: FastifyReply, location: string): FastifyReply {
+  return reply.code(308).header('location', location).header('cache-control', 'no-store').send();
 }
 
 /** Hands the reply to serve/raw-answer.ts, which writes the document (the raw path's and the content host's). */

@@ -5,9 +5,10 @@
  * kysely/bodies.ts.
  */
 import type { Insertable, Kysely, Transaction } from 'kysely';
+import { isCompressible } from '../../domain/files.js';
 import type { NewFile, NewVersion, Store } from '../../domain/store.js';
 import type { DropRecord, VersionFile, VersionInfo } from '../../domain/types.js';
-import { decodeBody, decodeBodyBytes, type StoredBody, worthCompressing } from '../bodies.js';
+import { decodeBody, decodeBodyBytes, type StoredBody } from '../bodies.js';
 import type { BodyEncoder } from '../body-encoder.js';
 import type { Database, VersionFilesTable, VersionsTable } from '../schema.js';
 import { type BodyUse, deleteVersionRows, keepBodies, keepBody, releaseBodies } from './bodies.js';
@@ -38,7 +39,7 @@ type FileRow = Insertable<VersionFilesTable>;
 export async function encodeFiles(bodies: BodyEncoder, files: readonly NewFile[] | undefined): Promise<EncodedFile[]> {
   if (files === undefined || files.length === 0) return [];
   const stored = await bodies.encodeFiles(
-    files.map((file) => ({ bytes: file.bytes, compress: worthCompressing(file.contentType) })),
+    files.map((file) => ({ bytes: file.bytes, compress: isCompressible(file.contentType) })),
   );
   return files.map((file, i) => ({ path: file.path, contentType: file.contentType, body: stored[i] as StoredBody }));
 }
@@ -241,6 +242,17 @@ function getVersionContent(db: Kysely<Database>): Store['getVersionContent'] {
       .selectFrom('versions')
       .innerJoin('bodies', 'bodies.hash', 'versions.body_hash')
       .select(['versions.version', 'versions.created_at', 'bodies.codec', 'bodies.data'])
+      .select((eb) =>
+        eb
+          .exists(
+            eb
+              .selectFrom('version_files')
+              .select('version_files.path')
+              .whereRef('version_files.slug', '=', 'versions.slug')
+              .whereRef('version_files.version', '=', 'versions.version'),
+          )
+          .as('has_files'),
+      )
       .where('versions.slug', '=', slug);
     query =
       version === undefined
@@ -251,7 +263,7 @@ function getVersionContent(db: Kysely<Database>): Store['getVersionContent'] {
     const row = await query.executeTakeFirst();
     if (row === undefined) return undefined;
     const html = await decodeBody(row.codec, row.data);
-    return { version: Number(row.version), html, createdAt: Number(row.created_at) };
+    return { version: Number(row.version), html, createdAt: Number(row.created_at), hasFiles: Boolean(row.has_files) };
   };
 }
 
