@@ -80,6 +80,8 @@ export interface VersionInfo {
 
 export interface VersionRecord extends VersionInfo {
   readonly context: string | null;
+  /** Whether the version has files beside its HTML (docs/api.md, "Many files in one drop"). */
+  readonly hasFiles: boolean;
 }
 
 /** A file of a version, beside its HTML (docs/api.md, "Many files in one drop"). */

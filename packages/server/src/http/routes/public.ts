@@ -241,17 +241,19 @@ function registerViewerRoute(app: TypedApp, routes: PublicRoutes): void {
         );
       }
       const { drop, shown, versions, frameCapability } = page;
-      const rawUrl = `/p/${slug}/raw?v=${shown.version}`;
+      // The version's folder (docs/api.md, "Many files in one drop"), where its document's relative URLs reach its
+      // own files; a version without files keeps the Raw link of section 4.6.
+      const folder = `/v/${shown.version}/`;
+      const rawUrl = shown.hasFiles ? `/p/${slug}/raw${folder}` : `/p/${slug}/raw?v=${shown.version}`;
       // The drop's own origin when one is configured (storage works there), else the raw path's opaque origin.
       const frameOrigin = drop.contentLabel === null ? undefined : own?.originOf(drop.contentLabel);
-      const frameDocument = frameOrigin === undefined ? rawUrl : `${frameOrigin}/?v=${shown.version}`;
-      // A locked drop's iframe carries a capability token (short-lived on a content host), so it opens inside the
-      // viewer whatever the browser's cookie policy for frames. The Raw link does not: it opens in a tab of this
-      // browser, where the capability cookie (path /p/<slug>) opens it, and a copied link does not hand out access.
+      // A locked drop's iframe carries a grant first in its path (a short-lived ticket on a content host), so the
+      // document and every file it loads open inside the viewer whatever the browser's cookie policy for frames. The
+      // Raw link does not: it opens in a tab of this browser, where the capability cookie (path /p/<slug>) opens it,
+      // and a copied link does not hand out access.
+      const grant = frameCapability === undefined ? '' : `/~${encodeURIComponent(frameCapability)}`;
       const frameSrc =
-        frameCapability === undefined
-          ? frameDocument
-          : `${frameDocument}&${CAPABILITY_PARAM}=${encodeURIComponent(frameCapability)}`;
+        frameOrigin === undefined ? `/p/${slug}/raw${grant}${folder}` : `${frameOrigin}${grant}${folder}`;
       const nonce = routes.pageNonce(reply, frameOrigin);
       const shownAsked = typeof requested === 'number' ? requested : undefined;
       const before = commentsBefore((request.query as Query).comments_before);

@@ -4,7 +4,7 @@
  * drop"). Each method's atomicity is stated on it in domain/store.ts; bodies are kept and released in
  * kysely/bodies.ts.
  */
-import type { Insertable, Kysely, Transaction } from 'kysely';
+import type { ExpressionBuilder, Insertable, Kysely, Transaction } from 'kysely';
 import { isCompressible } from '../../domain/files.js';
 import type { NewFile, NewVersion, Store } from '../../domain/store.js';
 import type { DropRecord, VersionFile, VersionInfo } from '../../domain/types.js';
@@ -125,6 +125,16 @@ const toFile = (row: Pick<VersionFilesTable, 'path' | 'size_bytes' | 'content_ty
   sha256: row.body_hash,
 });
 
+/** Whether the version row in scope has files: one indexed probe of version_files' key. */
+const hasFiles = (eb: ExpressionBuilder<Database & { versions: VersionsTable }, 'versions'>) =>
+  eb.exists(
+    eb
+      .selectFrom('version_files')
+      .select('version_files.path')
+      .whereRef('version_files.slug', '=', 'versions.slug')
+      .whereRef('version_files.version', '=', 'versions.version'),
+  );
+
 /** Code-point order, the same on every database (a PostgreSQL collation may order paths otherwise). */
 const byPath = (a: VersionFile, b: VersionFile) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0);
 
@@ -221,6 +231,7 @@ function getVersion(db: Kysely<Database>): Store['getVersion'] {
     const row = await db
       .selectFrom('versions')
       .select(['slug', 'version', 'size_bytes', 'context', 'created_at'])
+      .select((eb) => hasFiles(eb).as('has_files'))
       .where('slug', '=', slug)
       .where('version', '=', version)
       .executeTakeFirst();
@@ -232,6 +243,7 @@ function getVersion(db: Kysely<Database>): Store['getVersion'] {
       hasContext: row.context !== null,
       context: row.context,
       createdAt: Number(row.created_at),
+      hasFiles: Boolean(row.has_files),
     };
   };
 }
@@ -242,17 +254,7 @@ function getVersionContent(db: Kysely<Database>): Store['getVersionContent'] {
       .selectFrom('versions')
       .innerJoin('bodies', 'bodies.hash', 'versions.body_hash')
       .select(['versions.version', 'versions.created_at', 'bodies.codec', 'bodies.data'])
-      .select((eb) =>
-        eb
-          .exists(
-            eb
-              .selectFrom('version_files')
-              .select('version_files.path')
-              .whereRef('version_files.slug', '=', 'versions.slug')
-              .whereRef('version_files.version', '=', 'versions.version'),
-          )
-          .as('has_files'),
-      )
+      .select((eb) => hasFiles(eb).as('has_files'))
       .where('versions.slug', '=', slug);
     query =
       version === undefined
