@@ -120,18 +120,19 @@ function cpuSnapshot(pid) {
 }
 
 /**
- * Cores used since `before` by everything but the server and wrk (the machine's other load), or null without /proc.
+ * Since `before`: the cores used by everything but the server and wrk (the machine's other load), and the server's
+ * CPU seconds; null without /proc.
  * @param {ReturnType<typeof cpuSnapshot>} before
  * @param {number | undefined} pid
  */
-function otherCoresSince(before, pid) {
+function cpuSince(before, pid) {
   const after = cpuSnapshot(pid);
   if ([before.busy, after.busy, before.self, after.self, before.server, after.server].includes(null)) return null;
   const ticks = ((after.t - before.t) / 1000) * TICKS_PER_SECOND;
-  const used = /** @type {number} */ (after.busy - /** @type {number} */ (before.busy)) / ticks;
-  const server = /** @type {number} */ (after.server - /** @type {number} */ (before.server)) / ticks;
-  const wrk = /** @type {number} */ (after.self - /** @type {number} */ (before.self)) / ticks;
-  return Math.max(0, used - server - wrk);
+  const used = (Number(after.busy) - Number(before.busy)) / ticks;
+  const serverTicks = Number(after.server) - Number(before.server);
+  const wrk = (Number(after.self) - Number(before.self)) / ticks;
+  return { other: Math.max(0, used - serverTicks / ticks - wrk), serverSeconds: serverTicks / TICKS_PER_SECOND };
 }
 
 /**
@@ -258,44 +259,63 @@ async function main() {
   });
   for (const target of targets) await runWrk({ ...options(target), seconds: config.firstWarmupSeconds });
 
-  /** @type {Array<{ round: number, target: string, rps: number, p99Ms: number, errors: number, other: number | null }>} */
+  /** @type {Array<{ round: number, target: string, rps: number, p99Ms: number, errors: number, other: number | null, cpuUsPerRequest: number | null }>} */
   const runs = [];
   /** @type {Map<number, Record<string, number>>} */
   const rounds = new Map();
+  /** @type {Map<number, Record<string, number>>} the server's CPU µs per request, by target, in each counted round */
+  const cpuRounds = new Map();
   let quiet = 0;
   for (let round = 1; quiet < config.rounds && round <= config.rounds + config.extraRounds; round++) {
     const shift = (round - 1) % targets.length;
     /** @type {Record<string, number>} */
     const rps = {};
+    /** @type {Record<string, number>} */
+    const cpuUs = {};
     let disturbed = false;
     for (const target of [...targets.slice(shift), ...targets.slice(0, shift)]) {
       if (config.warmupSeconds > 0) await runWrk({ ...options(target), seconds: config.warmupSeconds });
       const before = cpuSnapshot(target.pid);
       const r = await runWrk({ ...options(target), seconds: config.seconds });
-      const other = otherCoresSince(before, target.pid);
+      const cpu = cpuSince(before, target.pid);
+      const other = cpu?.other ?? null;
+      // The server's CPU time per request: steadier than req/s when wrk or the machine is what slows a run.
+      const cpuUsPerRequest = cpu === null || r.requests === 0 ? null : (cpu.serverSeconds * 1e6) / r.requests;
       disturbed ||= (other ?? 0) > OTHER_LOAD_WARN_CORES;
       rps[target.name] = r.rps;
+      cpuUs[target.name] = cpuUsPerRequest ?? Number.NaN;
       const errors = r.non2xx + r.socketErrors;
-      runs.push({ round, target: target.name, rps: r.rps, p99Ms: r.p99Ms, errors, other });
+      runs.push({ round, target: target.name, rps: r.rps, p99Ms: r.p99Ms, errors, other, cpuUsPerRequest });
       console.log(
         `round ${round}  ${target.name.padEnd(38)} ${Math.round(r.rps).toLocaleString('en-US').padStart(8)} req/s  ` +
-          `p99 ${fmt(r.p99Ms)} ms${errors > 0 ? `  ${errors} errors` : ''}  other cores ${fmt(other ?? Number.NaN)}`,
+          `p99 ${fmt(r.p99Ms)} ms  cpu ${fmt(cpuUsPerRequest ?? Number.NaN, 1)} µs/req${errors > 0 ? `  ${errors} errors` : ''}  other cores ${fmt(other ?? Number.NaN)}`,
       );
     }
     if (disturbed) console.log(`round ${round}: disturbed, set aside`);
     else {
       quiet++;
       rounds.set(round, rps);
+      cpuRounds.set(round, cpuUs);
     }
   }
   if (rounds.size === 0) {
     console.log('WARNING: no quiet round; every round counted');
-    for (const run of runs) rounds.set(run.round, { ...rounds.get(run.round), [run.target]: run.rps });
+    for (const run of runs) {
+      rounds.set(run.round, { ...rounds.get(run.round), [run.target]: run.rps });
+      cpuRounds.set(run.round, { ...cpuRounds.get(run.round), [run.target]: run.cpuUsPerRequest ?? Number.NaN });
+    }
   }
   const ratios = (/** @type {string} */ name) =>
     [...rounds.values()].map((r) => (r[name] ?? 0) / (r[NODE] ?? Number.NaN)).filter(Number.isFinite);
   const p99 = (/** @type {string} */ name) => median(runs.filter((r) => r.target === name).map((r) => r.p99Ms));
   const rpsOf = (/** @type {string} */ name) => median([...rounds.values()].map((r) => r[name] ?? 0));
+  // node:http's CPU per request over the target's, per round: above 1 when the target spends less.
+  const cpuRatio = (/** @type {string} */ name) =>
+    median(
+      [...cpuRounds.values()].map((r) => (r[NODE] ?? Number.NaN) / (r[name] ?? Number.NaN)).filter(Number.isFinite),
+    );
+  const cpuOf = (/** @type {string} */ name) =>
+    median([...cpuRounds.values()].map((r) => r[name] ?? Number.NaN).filter(Number.isFinite));
   const summary = Object.fromEntries(
     targets.map(({ name }) => [
       name,
@@ -305,6 +325,8 @@ async function main() {
         ratio: name === NODE ? 1 : median(ratios(name)),
         q1: name === NODE ? 1 : quantile(ratios(name), 0.25),
         q3: name === NODE ? 1 : quantile(ratios(name), 0.75),
+        cpuUsPerRequest: cpuOf(name),
+        cpuRatio: name === NODE ? 1 : cpuRatio(name),
       },
     ]),
   );
@@ -312,7 +334,8 @@ async function main() {
   for (const [name, s] of Object.entries(summary)) {
     console.log(
       `${name.padEnd(38)} ${Math.round(s.medianRps).toLocaleString('en-US').padStart(8)} req/s  p99 ${fmt(s.medianP99Ms)} ms` +
-        `  vs node:http ${fmt(s.ratio)} (quartiles ${fmt(s.q1)}-${fmt(s.q3)})`,
+        `  vs node:http ${fmt(s.ratio)} (quartiles ${fmt(s.q1)}-${fmt(s.q3)})` +
+        `  cpu ${fmt(s.cpuUsPerRequest, 1)} µs/req, node:http's over it ${fmt(s.cpuRatio)}`,
     );
   }
   const pass = (summary[CONTENT]?.ratio ?? 0) >= TARGET_RATIO;

@@ -81,13 +81,18 @@ describe('on the drop’s own origin', () => {
       'x-content-type-options': 'nosniff',
       'cross-origin-resource-policy': 'same-origin',
       'accept-ranges': 'bytes',
-      'referrer-policy': 'no-referrer',
       'cache-control': 'public, max-age=60, s-maxage=60',
       'content-length': '7000',
     });
-    expect(latest.headers['content-security-policy']).toMatch(/^sandbox allow-scripts allow-same-origin /);
     expect(latest.headers.etag).toMatch(/^"f-[\w-]{22}"$/);
-    expect(latest.headers['access-control-allow-origin']).toBeUndefined();
+    // An image neither renders as a document nor runs: no CSP, Referrer-Policy or Vary to send with it.
+    for (const header of ['access-control-allow-origin', 'content-security-policy', 'referrer-policy', 'vary']) {
+      expect(latest.headers[header], header).toBeUndefined();
+    }
+    // A stylesheet (and any document or script) carries the document's CSP and Referrer-Policy.
+    const css = await onHost(drop.host, '/style.css');
+    expect(css.headers['content-security-policy']).toMatch(/^sandbox allow-scripts allow-same-origin /);
+    expect(css.headers).toMatchObject({ 'referrer-policy': 'no-referrer', vary: 'Accept-Encoding' });
     const first = await onHost(drop.host, '/v/1/img/chart.png');
     expect(first.status).toBe(200);
     expect(first.body.equals(V1_PNG)).toBe(true);
@@ -178,9 +183,13 @@ describe('the raw folder, without a content origin', () => {
       'content-type': 'image/png',
       'x-content-type-options': 'nosniff',
       'access-control-allow-origin': '*',
-      'content-security-policy': 'sandbox allow-scripts allow-forms allow-popups allow-modals allow-downloads',
     });
     expect(file.headers['cross-origin-resource-policy']).toBeUndefined();
+    const css = await fetchBytes(`/p/${drop.slug}/raw/v/1/style.css`);
+    expect(css.headers).toMatchObject({
+      'access-control-allow-origin': '*',
+      'content-security-policy': 'sandbox allow-scripts allow-forms allow-popups allow-modals allow-downloads',
+    });
     const bare = await fetchBytes(`/p/${drop.slug}/raw/v/2?x=y`);
     expect([bare.status, bare.headers.location]).toEqual([308, `/p/${drop.slug}/raw/v/2/?x=y`]);
   });

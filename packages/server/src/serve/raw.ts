@@ -98,7 +98,15 @@ interface Representation {
   readonly textMode: boolean;
   readonly files: boolean;
   readonly file: boolean;
+  /**
+   * A file that neither renders as a document nor runs (an image other than SVG, a font, audio, video): it gets no
+   * CSP and no Referrer-Policy, which only a document or a script acts on, and fewer headers cost every request.
+   */
+  readonly passive: boolean;
 }
+
+/** Types that are never a document nor a script, whatever loads them: raster images, fonts, audio, video. */
+const PASSIVE = /^(image\/(?!svg)|font\/|audio\/|video\/)/;
 
 /**
  * The headers that differ by surface: the CSP (the sandbox, the network policy and, on a content host, who may frame
@@ -114,20 +122,17 @@ function surfaceHeaders(drop: ServedDrop, surface: Surface, what: Representation
     surface === 'raw'
       ? [SANDBOX_CSP, network]
       : [CONTENT_SANDBOX_CSP, `frame-ancestors ${options.contentFrameAncestors}`, network];
-  const csp = flat(directives.filter((d) => d !== undefined).join('; '));
+  const csp = what.passive
+    ? []
+    : ['content-security-policy', flat(directives.filter((d) => d !== undefined).join('; '))];
   const fileHeaders = what.file ? ['accept-ranges', 'bytes'] : [];
   return surface === 'raw'
     ? {
-        headers: [
-          'content-security-policy',
-          csp,
-          ...fileHeaders,
-          ...(what.file ? ['access-control-allow-origin', '*'] : []),
-        ],
+        headers: [...csp, ...fileHeaders, ...(what.file ? ['access-control-allow-origin', '*'] : [])],
         cacheControl: CACHE_CONTROL,
       }
     : {
-        headers: ['content-security-policy', csp, 'cross-origin-resource-policy', 'same-origin', ...fileHeaders],
+        headers: [...csp, 'cross-origin-resource-policy', 'same-origin', ...fileHeaders],
         cacheControl: { ...CACHE_CONTROL, pinned: CACHE_CONTROL[cachedAs('content', 'pinned')] },
       };
 }
@@ -151,20 +156,19 @@ function answer(
   { body, etag, encoding }: Encoded,
   policy: CachePolicy,
   surface: SurfaceSpec,
-  contentType: string,
+  what: Representation,
 ): RawAnswer {
   const notModifiedHeaders = [
     'content-type',
-    contentType,
+    what.contentType,
     'x-content-type-options',
     'nosniff',
     ...surface.headers,
-    'referrer-policy',
-    'no-referrer',
+    ...(what.passive ? [] : ['referrer-policy', 'no-referrer']),
     'cache-control',
     surface.cacheControl[policy],
-    'vary',
-    'Accept-Encoding',
+    // A file that is never compressed has one representation: nothing to vary on.
+    ...(what.compress ? ['vary', 'Accept-Encoding'] : []),
     'etag',
     etag,
   ];
@@ -191,12 +195,12 @@ function answersUnder(
   what: Representation,
 ): RawAnswers {
   const optional = (encoded: Encoded | undefined) =>
-    encoded === undefined ? undefined : answer(encoded, policy, surface, what.contentType);
+    encoded === undefined ? undefined : answer(encoded, policy, surface, what);
   return {
     policy,
     locked: drop.locked,
     expiresAt: drop.expiresAt,
-    identity: answer(identity, policy, surface, what.contentType),
+    identity: answer(identity, policy, surface, what),
     gzip: optional(gzip),
     brotli: optional(brotli),
     ranges: what.file,
@@ -291,6 +295,7 @@ export async function buildRawEntry(
     textMode: true,
     files,
     file: false,
+    passive: false,
   };
   return entryOf(drop, content.version, what, options);
 }
@@ -319,6 +324,7 @@ export async function buildFileEntry(
     textMode: /^text\/|json|javascript|xml|svg/.test(file.contentType),
     files: true,
     file: true,
+    passive: PASSIVE.test(file.contentType),
   };
   return entryOf(drop, content.version, what, options);
 }
