@@ -12,6 +12,8 @@ const HTTP_SUITES = [
   'drops',
   'errors',
   'forms',
+  'files',
+  'files-serve',
   'fuzz',
   'history',
   'limits',

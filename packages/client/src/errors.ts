@@ -20,6 +20,10 @@ export type ApiErrorCode =
   | 'passcode_required'
   | 'passcode_too_short'
   | 'metadata_only_on_patch'
+  /** Many files in one drop (docs/api.md): a bad path (`details.path`), too many files, HTML and files too large. */
+  | 'invalid_file_path'
+  | 'too_many_files'
+  | 'version_too_large'
   | 'forbidden'
   | 'not_found'
   | 'version_not_found'
@@ -66,6 +70,8 @@ export type ClientErrorCode =
   | 'is_directory'
   | 'binary_file'
   | 'not_html'
+  /** A folder to publish has no index.html at its top (its entry document). */
+  | 'no_index'
   | 'usage'
   /** Client-side upsert: the metadata filter matched several drops. */
   | 'upsert_ambiguous'

@@ -12,7 +12,15 @@ const NEAR_LIMIT = 0.9;
 /** At most this many distinct references are named in one warning. */
 const MAX_NAMED = 8;
 
-export type HtmlWarningCode = 'missing_doctype' | 'relative_reference' | 'size_near_limit' | 'fragment';
+export type HtmlWarningCode =
+  | 'missing_doctype'
+  | 'relative_reference'
+  | 'size_near_limit'
+  | 'fragment'
+  /** A folder drop (folder.ts): a reference that is absolute, leaves the folder, or names no file of it. */
+  | 'absolute_reference'
+  | 'outside_reference'
+  | 'missing_file';
 
 export interface HtmlWarning {
   readonly code: HtmlWarningCode;

@@ -42,6 +42,16 @@ export {
 export { EXIT, type ExitCode, exitCodeFor } from './exit-codes.js';
 export { describeExpiry, MAX_EXPIRY_MS, MIN_EXPIRY_MS, parseExpires } from './expires.js';
 export {
+  type Folder,
+  type FolderEntry,
+  fileInput,
+  filePathProblem,
+  INDEX,
+  readFileMap,
+  readFolder,
+  referenceWarnings,
+} from './folder.js';
+export {
   assertPublishable,
   byteLength,
   type CheckOptions,

@@ -158,6 +158,18 @@ export interface DropList {
   readonly pagination: Pagination;
 }
 
+/** A file of a version beside its HTML (docs/api.md, "Many files in one drop"). */
+export interface VersionFile {
+  /** `/`-separated segments of letters, digits, `.`, `_`, `-`. */
+  readonly path: string;
+  /** Bytes of the file as uploaded. */
+  readonly size_bytes: number;
+  /** The Content-Type it is served with (from its extension). */
+  readonly content_type: string;
+  /** SHA-256 of its bytes, lowercase hex. */
+  readonly sha256: string;
+}
+
 /** docs/api.md 2.4; newest first. */
 export interface VersionListItem {
   readonly version: number;
@@ -166,6 +178,10 @@ export interface VersionListItem {
   readonly has_context: boolean;
   readonly created_at: number;
   readonly is_latest: boolean;
+  /** The files beside the HTML, sorted by path (absent from a service older than files). */
+  readonly files?: readonly VersionFile[];
+  /** The HTML plus the files, in bytes: what the version limit applies to. */
+  readonly total_bytes?: number;
 }
 
 /** docs/api.md 2.3. */
@@ -176,6 +192,10 @@ export interface Version {
   readonly context: string | null;
   readonly created_at: number;
   readonly is_latest: boolean;
+  /** The files beside the HTML, sorted by path (absent from a service older than files). */
+  readonly files?: readonly VersionFile[];
+  /** The HTML plus the files, in bytes. */
+  readonly total_bytes?: number;
 }
 
 export interface TokenInfo {
@@ -234,10 +254,22 @@ export interface Onboarding {
   readonly public_url: string;
 }
 
+/** One file of a version as the API takes it: its text, or its bytes in base64. */
+export type FileInput = { readonly content: string } | { readonly content: string; readonly encoding: 'base64' };
+
+/**
+ * The files beside a version's HTML (docs/api.md, "Many files in one drop"), by path: `/`-separated segments of
+ * letters, digits, `.`, `_`, `-` (not `index.html` at the top, which is the HTML). At most 500 files, and 20 MiB with
+ * the HTML, by default. See readFolder() to build it from a directory.
+ */
+export type DropFiles = Readonly<Record<string, FileInput>>;
+
 export interface CreateDropInput {
   readonly title: string;
-  /** A complete, standalone HTML document of at most 2097152 bytes. */
+  /** A complete HTML document of at most 2097152 bytes (standalone, or loading its `files` by relative URL). */
   readonly html: string;
+  /** The files the document loads by relative URL (images, stylesheets, scripts, data, fonts). */
+  readonly files?: DropFiles;
   readonly description?: string;
   /** At least 4 characters. */
   readonly passcode?: string;
@@ -260,6 +292,8 @@ export interface CreateDropInput {
  */
 export interface UpdateDropInput {
   readonly html: string;
+  /** The new version's files; a version is complete in itself, so omitted means none. */
+  readonly files?: DropFiles;
   readonly title?: string;
   readonly description?: string;
   readonly context?: string;
@@ -296,6 +330,12 @@ export interface DropDiff {
   readonly removed: number;
   /** Whether the diff is exact (false when the service simplified a very large one), when the service says. */
   readonly exact?: boolean;
+  /** The files added, removed and changed (by content), each sorted by path, when the service says. */
+  readonly files?: {
+    readonly added: readonly string[];
+    readonly removed: readonly string[];
+    readonly changed: readonly string[];
+  };
 }
 
 /** Which versions a diff compares: `to` defaults to the latest, `from` to the version before `to`. */

@@ -17,7 +17,7 @@ import { sameNetwork } from './network.js';
 import { newIdempotencyKey } from './request-parts.js';
 import { ensurePrivateDir } from './token-store.js';
 import type { CallOptions } from './transport.js';
-import type { CommentSetting, CreateDropInput, Drop, Metadata, NetworkPolicy, ScanMode } from './types.js';
+import type { CommentSetting, CreateDropInput, Drop, DropFiles, Metadata, NetworkPolicy, ScanMode } from './types.js';
 
 export { type LockHolder, type LockOptions, withLockFile } from './lock.js';
 
@@ -25,6 +25,8 @@ export interface UpsertInput {
   /** The metadata filter that identifies the drop; at least one pair. The created drop carries it. */
   readonly match: Metadata;
   readonly html: string;
+  /** The files beside the HTML (docs/api.md, "Many files in one drop"); the new version has none when omitted. */
+  readonly files?: DropFiles;
   /** Required: a drop may be created. On update it replaces the title. */
   readonly title: string;
   readonly description?: string;
@@ -265,6 +267,7 @@ class Upsert {
     return {
       title: input.title,
       html: input.html,
+      ...(input.files === undefined ? {} : { files: input.files }),
       metadata: { ...input.metadata, ...input.match },
       ...(input.description === undefined ? {} : { description: input.description }),
       ...(input.context === undefined ? {} : { context: input.context }),
@@ -288,6 +291,7 @@ class Upsert {
       slug,
       {
         html: input.html,
+        ...(input.files === undefined ? {} : { files: input.files }),
         title: input.title,
         ...(input.description === undefined ? {} : { description: input.description }),
         ...(input.context === undefined ? {} : { context: input.context }),

@@ -33,7 +33,8 @@ describe('bad input: one clear line on stderr and a documented exit code', () =>
   it('refuses a missing file, a directory, binary data and a non-HTML file (exit 2)', async () => {
     const cases: [string, RegExp][] = [
       [path.join(box.cwd, 'nope.html'), /nope\.html: no such file\. \[file_not_found\]/],
-      [box.cwd, /is a directory.*\[is_directory\]/],
+      // A folder is published as its index.html with its files (docs/api.md, "Many files in one drop"): this one has none.
+      [box.cwd, /has no index\.html.*\[no_index\]/],
       [
         write(box.cwd, 'logo.png', Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0, 0, 0, 13])),
         /binary data.*\[binary_file\]/,

@@ -18,6 +18,10 @@ export interface Limits {
   readonly maxHtmlBytes: number;
   /** UTF-8 bytes of one version's context. */
   readonly maxContextBytes: number;
+  /** Files beside the HTML in one version (docs/api.md, "Many files in one drop"); 0 takes none. */
+  readonly maxFilesPerVersion: number;
+  /** Bytes of one version: its HTML (UTF-8) plus its files (decoded). */
+  readonly maxVersionBytes: number;
   /** Characters (code points). */
   readonly maxTitleChars: number;
   readonly maxDescriptionChars: number;
@@ -138,6 +142,8 @@ export const DEFAULT_LIMITS: Limits = Object.freeze({
   maxVersionsPerDrop: 200,
   maxHtmlBytes: 2_097_152,
   maxContextBytes: 65_536,
+  maxFilesPerVersion: 500,
+  maxVersionBytes: 20 * 1_048_576,
   maxTitleChars: 200,
   maxDescriptionChars: 500,
   minPasscodeChars: 4,
@@ -353,6 +359,15 @@ export function loadConfig(env: Env = process.env): Config {
     maxDropsPerAccount: readInt(env, 'HTMLDROP_MAX_DROPS_PER_ACCOUNT', DEFAULT_LIMITS.maxDropsPerAccount, 1),
     maxVersionsPerDrop: readInt(env, 'HTMLDROP_MAX_VERSIONS_PER_DROP', DEFAULT_LIMITS.maxVersionsPerDrop, 1),
     maxBodyBytes: readInt(env, 'HTMLDROP_MAX_BODY_BYTES', DEFAULT_LIMITS.maxBodyBytes, 4 * 1_048_576),
+    maxFilesPerVersion: readInt(env, 'HTMLDROP_MAX_FILES_PER_VERSION', DEFAULT_LIMITS.maxFilesPerVersion, 0, 10_000),
+    // At least the HTML's own limit, so a version of HTML alone always fits.
+    maxVersionBytes: readInt(
+      env,
+      'HTMLDROP_MAX_VERSION_BYTES',
+      DEFAULT_LIMITS.maxVersionBytes,
+      DEFAULT_LIMITS.maxHtmlBytes,
+      1_073_741_824,
+    ),
     maxDropPasscodeAttemptsPerDay: readInt(
       env,
       'HTMLDROP_MAX_PASSCODE_GUESSES_PER_DAY',

@@ -20,6 +20,12 @@ export const ERROR_STATUS = {
   passcode_required: 400,
   passcode_too_short: 400,
   metadata_only_on_patch: 400,
+  /** A file path outside the rules of docs/api.md, "Many files in one drop". */
+  invalid_file_path: 400,
+  /** More files in one version than HTMLDROP_MAX_FILES_PER_VERSION. */
+  too_many_files: 400,
+  /** A version's HTML and files together above HTMLDROP_MAX_VERSION_BYTES. */
+  version_too_large: 400,
   forbidden: 403,
   not_found: 404,
   version_not_found: 404,
@@ -93,6 +99,9 @@ const DEFAULT_MESSAGES: Record<ErrorCode, string> = {
   passcode_required: 'passcode is required ("" removes it).',
   passcode_too_short: 'passcode is shorter than the service accepts.',
   metadata_only_on_patch: 'PATCH changes title, description and metadata only; use PUT to upload new html.',
+  invalid_file_path: 'A file path is not valid.',
+  too_many_files: 'The version has more files than the service accepts.',
+  version_too_large: 'The version (HTML and files together) is larger than the service accepts.',
   forbidden: 'This drop belongs to another account.',
   not_found: 'Not found.',
   version_not_found: 'This version does not exist.',

@@ -19,7 +19,7 @@ import type { DropChangeListener, DropDeps } from './domain/drops.js';
 import { purgeExpiredDrops } from './domain/expiry.js';
 import type { RandomInt } from './domain/ids.js';
 import { type OAuthDeps, purgeOAuth } from './domain/oauth.js';
-import { findRawDocument, type PublicViewDeps } from './domain/public-view.js';
+import { findRawDocument, findRawFile, type PublicViewDeps } from './domain/public-view.js';
 import type { RateCounter } from './domain/rate-counter.js';
 import type { Scanner } from './domain/scan.js';
 import type { StatsDeps } from './domain/stats.js';
@@ -33,7 +33,7 @@ import { loadSigningKeys, type SigningKeys } from './keys/signing-keys.js';
 import { createScanner } from './scan/scanner.js';
 import { createMarkdownCopies, type MarkdownCopies, type MarkdownCopyOptions } from './serve/markdown-copy.js';
 import { createRawCache, type RawCache } from './serve/raw-cache.js';
-import { createRawLoader, type RawLoader } from './serve/raw-loader.js';
+import { createFileLoader, createRawLoader, type FileLoader, type RawLoader } from './serve/raw-loader.js';
 
 export interface ServiceOptions {
   readonly config: Config;
@@ -98,6 +98,8 @@ export interface Services {
    * queue and a cache bounded by bytes. The app closes it.
    */
   readonly readableCopies: MarkdownCopies;
+  /** A version's files by slug or content label, version and path, through the raw cache. */
+  readonly loadFile: FileLoader;
   /** Writes every coalesced counter now (token last use, view counts). */
   flushCounters(): Promise<void>;
   /**
@@ -143,6 +145,7 @@ export function createServices(options: ServiceOptions): Services {
   const views = createViewCounter(store);
   const scan = { scanner: options.scanner ?? createScanner(), mode: config.scan, store };
   const drops: DropDeps = { store, clock, limits, listener, ...random, scan };
+  const serveOptions = { contentFrameAncestors: contentHosts?.frameAncestors, baseUrl: config.baseUrl };
   return {
     config,
     store,
@@ -179,9 +182,8 @@ export function createServices(options: ServiceOptions): Services {
     publicView: { store, clock, tokenUses, capabilities },
     oauth: { store, clock, counter, limits, ...random },
     contentHosts,
-    loadRaw: createRawLoader(rawCache, (ref, version) => findRawDocument(store, ref, version), {
-      contentFrameAncestors: contentHosts?.frameAncestors,
-    }),
+    loadRaw: createRawLoader(rawCache, (ref, version) => findRawDocument(store, ref, version), serveOptions),
+    loadFile: createFileLoader(rawCache, (ref, version, path) => findRawFile(store, ref, version, path), serveOptions),
     readableCopies: createMarkdownCopies(options.markdown),
     async flushCounters() {
       await Promise.all([tokenUses.flush(), views.flush()]);

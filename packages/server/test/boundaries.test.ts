@@ -26,7 +26,7 @@ const MAY_IMPORT: Readonly<Record<string, readonly string[]>> = {
 
 /** Packages a room may use besides Node's built-ins; anything else found there is a boundary crossed. */
 const MAY_USE: Readonly<Record<string, readonly string[]>> = {
-  domain: ['diff'],
+  domain: ['diff', 'mime-types'],
   keys: [],
   serve: ['turndown', 'markdown-it'],
   scan: ['@secretlint/secretlint-rule-preset-recommend'],

@@ -467,6 +467,8 @@ describe('accessibility and looks', () => {
   let locked: string;
   let compared: string;
   let flooded: string;
+  /** A drop whose versions carry files (docs/api.md, "Many files in one drop"). */
+  let folder: string;
 
   beforeAll(async () => {
     const token = await h.token('ada', 'laptop agent');
@@ -490,6 +492,27 @@ describe('accessibility and looks', () => {
     await h.call('PUT', `/api/drops/${compared}`, {
       token,
       body: { html: PRICING.replace('{rows}', changed.join('\n')) },
+    });
+    const png = (bytes: number) => ({ content: Buffer.alloc(bytes, 9).toString('base64'), encoding: 'base64' });
+    folder = await publish(token, 'Quarterly report with charts', {
+      files: {
+        'img/revenue-by-region-and-quarter.png': png(48_000),
+        'img/margin.png': png(21_000),
+        'css/report.css': { content: 'body{font:16px system-ui}' },
+        'data/regions.json': { content: '[]' },
+      },
+    });
+    await h.call('PUT', `/api/drops/${folder}`, {
+      token,
+      body: {
+        html: doc('Quarterly report with charts'),
+        files: {
+          'img/revenue-by-region-and-quarter.png': png(52_000),
+          'css/report.css': { content: 'body{font:16px system-ui}' },
+          'data/regions.json': { content: '[1]' },
+          'fonts/inter-variable.woff2': png(90_000),
+        },
+      },
     });
     flooded = await publish(token, 'Open feedback', { comments: 'open' });
     await flood(flooded, 56);
@@ -574,6 +597,41 @@ describe('accessibility and looks', () => {
     expect(await p.locator('#diff tr.add').count()).toBe(3);
     expect(await p.locator('#open-to').getAttribute('href')).toBe(`/p/${compared}?v=2`);
     await context.close();
+  });
+
+  it('lists a folder drop’s files by version and the files a comparison changed; screenshots on desktop, phone and dark', async () => {
+    for (const [name, options] of Object.entries({ desktop: DESKTOP, phone: PHONE, dark: DARK })) {
+      // bypassCSP lets axe-core in, as in the axe test above.
+      const context = await browser.newContext({ ...options, storageState: state, bypassCSP: true });
+      const p = await context.newPage();
+      const errors: string[] = [];
+      p.on('pageerror', (e) => errors.push(e.message));
+      await p.goto(`${base}/console/drops/${folder}`);
+      await p.locator('#files-v2 summary').click();
+      expect(describeViolations(`${name} drop`, blocking(await axeViolations(p)))).toBe('');
+      await p.reload();
+      expect(await p.locator('#files-v2 summary').textContent()).toMatch(/^4 files · 138\.[0-9] KB in all$/);
+      await p.locator('#files-v2 summary').click();
+      expect(await p.locator('#files-v2 li').allTextContents()).toEqual([
+        'css/report.css 25 B · text/css',
+        'data/regions.json 3 B · application/json',
+        'fonts/inter-variable.woff2 87.9 KB · font/woff2',
+        'img/revenue-by-region-and-quarter.png 50.8 KB · image/png',
+      ]);
+      await p.locator('#versions-h').scrollIntoViewIfNeeded();
+      await p.locator('#version-list').screenshot({ path: screenshotPath(`console-files-${name}`) });
+      let overflow = await p.evaluate<number>('document.documentElement.scrollWidth - window.innerWidth');
+      expect(overflow, `${name} files scroll sideways by ${overflow}px`).toBeLessThanOrEqual(0);
+      await p.goto(`${base}/console/drops/${folder}/diff`);
+      expect(await p.locator('#files-counts').textContent()).toBe('1 file added, 1 removed, 2 changed.');
+      expect(await p.locator('#files-removed li').allTextContents()).toEqual(['img/margin.png']);
+      expect(describeViolations(`${name} diff`, blocking(await axeViolations(p)))).toBe('');
+      await p.screenshot({ path: screenshotPath(`console-files-diff-${name}`), fullPage: true });
+      overflow = await p.evaluate<number>('document.documentElement.scrollWidth - window.innerWidth');
+      expect(overflow, `${name} files diff scrolls sideways by ${overflow}px`).toBeLessThanOrEqual(0);
+      expect(errors).toEqual([]);
+      await context.close();
+    }
   });
 
   it('takes screenshots of the list, a drop, the tokens and the empty list on desktop, phone and dark, with no sideways scrolling', async () => {

@@ -518,6 +518,53 @@ describe('comparing versions', () => {
   });
 });
 
+describe('a version’s files (docs/api.md, "Many files in one drop")', () => {
+  it('lists each version’s files with sizes and links; the diff page names the files added, removed and changed', async () => {
+    const token = await h.token('ann');
+    const png = { content: Buffer.alloc(2048, 7).toString('base64'), encoding: 'base64' };
+    const created = await h.call('POST', '/api/drops', {
+      token,
+      body: {
+        title: 'Folder',
+        html: page('Folder'),
+        files: { 'img/chart.png': png, 'style.css': { content: 'p{}' }, 'gone.js': { content: '1' } },
+      },
+    });
+    const { slug, content_url: contentUrl } = created.json;
+    await h.call('PUT', `/api/drops/${slug}`, {
+      token,
+      body: {
+        html: page('Folder'),
+        files: { 'img/chart.png': png, 'style.css': { content: 'p{x:1}' }, 'new.json': { content: '[]' } },
+      },
+    });
+    await h.call('PUT', `/api/drops/${slug}`, { token, body: { html: page('Folder') } });
+    const s = await signIn('ann');
+    const drop = (await get(`/console/drops/${slug}`, s.cookie)).text;
+    const total = Buffer.byteLength(page('Folder')) + 2048 + 3 + 1;
+    expect(drop).toContain(`<summary>3 files · ${(total / 1024).toFixed(1)} KB in all</summary>`);
+    expect(drop).toContain(
+      `<li><a class="mono" href="${contentUrl ?? `/p/${slug}/raw/`}v/1/img/chart.png">img/chart.png</a> <span class="muted">2.0 KB · image/png</span></li>`,
+    );
+    expect(drop).toMatch(/id="files-v2"[\s\S]*new\.json/);
+    expect(drop).not.toContain('id="files-v3"');
+    const shown = (await get(`/console/drops/${slug}/diff?from=1&to=2`, s.cookie)).text;
+    expect(shown).toContain('<p id="files-counts">1 file added, 1 removed, 1 changed.</p>');
+    expect(shown).toMatch(/id="files-added"[\s\S]*new\.json/);
+    expect(shown).toMatch(/id="files-removed"[\s\S]*gone\.js/);
+    expect(shown).toMatch(
+      /id="files-changed"[\s\S]*style\.css[\s\S]*>v1<span class="sr-only"> of style\.css<\/span><\/a> → <a[^>]*>v2</,
+    );
+    expect((await get(`/console/drops/${slug}/diff?from=2&to=2`, s.cookie)).text).toContain(
+      '<p id="files-same">The two versions have the same files.</p>',
+    );
+    const bare = await publish(token, 'No files');
+    expect((await get(`/console/drops/${bare}`, s.cookie)).text).toContain(
+      '<td data-label="Files"><span class="muted">None</span>',
+    );
+  });
+});
+
 describe('the list', () => {
   it('searches titles, filters by tags, sorts and paginates; bad filters are a readable 400', async () => {
     const token = await h.token('ann');

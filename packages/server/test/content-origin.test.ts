@@ -203,8 +203,10 @@ describe('a content host', () => {
     const cookie = String(unlocked.headers['set-cookie']).split(';')[0] ?? '';
     const viewer = await h.call('GET', `/p/${drop.slug}`, { headers: { cookie } });
     const src = /<iframe[^>]* src="([^"]+)"/.exec(viewer.text)?.[1]?.replaceAll('&amp;', '&') ?? '';
-    expect(src.startsWith(`${drop.content_url}?v=1&cap=`)).toBe(true);
-    const ticket = new URL(src).searchParams.get('cap') ?? '';
+    // The ticket goes first in the frame's path, so the document's files get it too (docs/api.md, "Serving them").
+    expect(src).toMatch(new RegExp(`^${drop.content_url}~[^/]+/v/1/$`));
+    const ticket = decodeURIComponent(new URL(src).pathname.split('/')[1]?.slice(1) ?? '');
+    expect((await onHost(host, new URL(src).pathname)).text).toContain('secret body');
     // The ticket is short-lived: its expiry (base36 ms) is FRAME_TICKET_TTL_MS away, not the cookie's 12 hours.
     expect(Number.parseInt(ticket.split('.')[0] ?? '', 36) - clock.now()).toBe(FRAME_TICKET_TTL_MS);
     const opened = await onHost(host, `/?v=1&cap=${encodeURIComponent(ticket)}`);
@@ -286,7 +288,7 @@ describe('the viewer', () => {
     const drop = await publish();
     const viewer = await h.call('GET', `/p/${drop.slug}`);
     const frame = /<iframe[^>]*>/.exec(viewer.text)?.[0] ?? '';
-    expect(frame).toContain(`src="${drop.content_url}?v=1"`);
+    expect(frame).toContain(`src="${drop.content_url}v/1/"`);
     expect(frame).toContain(
       'sandbox="allow-scripts allow-forms allow-popups allow-modals allow-downloads allow-same-origin"',
     );
@@ -319,7 +321,7 @@ describe('a drop without a content label', () => {
     expect((await h.call('GET', '/api/drops/unlabelled01', { token })).json.content_url).toBeNull();
     const viewer = await h.call('GET', '/p/unlabelled01');
     const frame = /<iframe[^>]*>/.exec(viewer.text)?.[0] ?? '';
-    expect(frame).toContain('src="/p/unlabelled01/raw?v=1"');
+    expect(frame).toContain('src="/p/unlabelled01/raw/v/1/"');
     expect(frame).not.toContain('allow-same-origin');
     expect((await h.call('GET', '/p/unlabelled01/raw')).text).toContain('from an old instance');
   });
@@ -334,7 +336,7 @@ describe('configuration', () => {
       expect(created.json.content_url).toBeNull();
       const viewer = await off.call('GET', `/p/${created.json.slug}`);
       const frame = /<iframe[^>]*>/.exec(viewer.text)?.[0] ?? '';
-      expect(frame).toContain(`src="/p/${created.json.slug}/raw?v=1"`);
+      expect(frame).toContain(`src="/p/${created.json.slug}/raw/v/1/"`);
       expect(frame).not.toContain('allow-same-origin');
       // With no content origin, no Host is a content host.
       const host = `${'a'.repeat(20)}.localhost:8787`;

@@ -47,6 +47,7 @@ describe('GET /api/drops/<slug>/diff', () => {
       added: 2,
       removed: 0,
       exact: true,
+      files: { added: [], removed: [], changed: [] },
     });
   });
 
@@ -69,9 +70,18 @@ describe('GET /api/drops/<slug>/diff', () => {
       added: 0,
       removed: 0,
       exact: true,
+      files: { added: [], removed: [], changed: [] },
     });
     const same = await publish(doc('x'), doc('x'));
-    expect((await diff(same)).json).toEqual({ from: 1, to: 2, unified: '', added: 0, removed: 0, exact: true });
+    expect((await diff(same)).json).toEqual({
+      from: 1,
+      to: 2,
+      unified: '',
+      added: 0,
+      removed: 0,
+      exact: true,
+      files: { added: [], removed: [], changed: [] },
+    });
   });
 
   it('skips deleted versions when choosing the default from', async () => {
@@ -153,7 +163,15 @@ describe('GET /api/drops/<slug>/diff', () => {
     const operation = openapi.paths['/api/drops/{slug}/diff'].get;
     expect(operation.parameters.map((p: { name: string }) => p.name).sort()).toEqual(['from', 'slug', 'to']);
     const answer = operation.responses['200'].content['application/json'].schema;
-    expect(Object.keys(answer.properties).sort()).toEqual(['added', 'exact', 'from', 'removed', 'to', 'unified']);
+    expect(Object.keys(answer.properties).sort()).toEqual([
+      'added',
+      'exact',
+      'files',
+      'from',
+      'removed',
+      'to',
+      'unified',
+    ]);
     expect(operation.security).toBeDefined();
   });
 });

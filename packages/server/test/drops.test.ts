@@ -98,6 +98,8 @@ describe('PUT /api/drops/<slug>', () => {
       context: 'because',
       created_at: expect.any(Number),
       is_latest: true,
+      files: [],
+      total_bytes: Buffer.byteLength(page('three')),
     });
   });
 
@@ -160,6 +162,8 @@ describe('versions', () => {
         has_context: false,
         created_at: expect.any(Number),
         is_latest: true,
+        files: [],
+        total_bytes: Buffer.byteLength(page('2')),
       },
       {
         version: 1,
@@ -167,6 +171,8 @@ describe('versions', () => {
         has_context: true,
         created_at: expect.any(Number),
         is_latest: false,
+        files: [],
+        total_bytes: Buffer.byteLength(page()),
       },
     ]);
   });

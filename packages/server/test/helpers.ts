@@ -7,7 +7,7 @@ import type { Store } from '../src/domain/store.js';
 import { type App, buildApp } from '../src/http/app.js';
 import type { MarkdownCopyOptions } from '../src/serve/markdown-copy.js';
 import { createServices, type ServiceOptions, type Services } from '../src/services.js';
-import { createTestDatabase } from './databases.js';
+import { createTestDatabase, type TestDatabase } from './databases.js';
 
 export { tempDir } from './temp.js';
 
@@ -37,6 +37,8 @@ export interface Harness {
   readonly store: Store;
   readonly config: Config;
   readonly dataDir: string;
+  /** The database under the app (open raw views of it with openAtMigration to look at what is stored). */
+  readonly database: TestDatabase;
   /** Mints a token for `login` (account created on first use), as the operator command does. */
   token(login?: string, label?: string): Promise<string>;
   /** inject() with JSON in and out. */
@@ -87,6 +89,7 @@ export async function createHarness(options: HarnessOptions = {}): Promise<Harne
     store,
     config,
     dataDir,
+    database,
     async token(login = 'alice', label = 'test') {
       const account = await ensureAccount({ store, clock }, { provider: 'local', subject: login, login });
       return (await issueToken(store, clock, account.id, label)).token;

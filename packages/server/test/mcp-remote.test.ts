@@ -170,6 +170,28 @@ describe('the remote MCP endpoint with a bearer token', () => {
     await client.close();
   });
 
+  it('publishes and updates html with files given as contents (docs/api.md, "Many files in one drop"); no folder', async () => {
+    const client = await connect(alice);
+    const files = {
+      'style.css': { content: 'p{color:red}' },
+      'img/dot.png': { content: Buffer.from([0x89, 0x50, 0x4e, 0x47]).toString('base64'), encoding: 'base64' },
+    };
+    const created = await call(client, 'publish', { title: 'Remote files', html: page('files'), files });
+    expect(created.warnings).toEqual([]);
+    const { slug } = created.drop;
+    const v1 = await h.call('GET', `/api/drops/${slug}/v/1`, { token: alice });
+    expect(v1.json.files.map((f: { path: string }) => f.path)).toEqual(['img/dot.png', 'style.css']);
+    await call(client, 'update', { slug, html: page('two'), files: { 'style.css': files['style.css'] } });
+    const diff = await h.call('GET', `/api/drops/${slug}/diff`, { token: alice });
+    expect(diff.json.files).toEqual({ added: [], removed: ['img/dot.png'], changed: [] });
+    const folder = (await client.callTool({
+      name: 'publish',
+      arguments: { title: 'x', folder: '/etc' },
+    })) as CallToolResult;
+    expect(folder.isError).toBe(true);
+    await client.close();
+  });
+
   it('answers 401 with the resource metadata to missing, malformed and revoked tokens', async () => {
     const bare = await fetch(`${base}/mcp`, { method: 'POST', body: '{}' });
     expect(bare.status).toBe(401);

@@ -136,7 +136,7 @@ describe('a drop on its own origin', () => {
     const { page, frame } = await openInViewer(context, drop);
     const iframe = page.locator('#drop-frame');
     expect((await iframe.getAttribute('sandbox'))?.split(' ')).toContain('allow-same-origin');
-    expect(await iframe.getAttribute('src')).toBe(`${origin(drop)}/?v=1`);
+    expect(await iframe.getAttribute('src')).toBe(`${origin(drop)}/v/1/`);
     expect(await frame.evaluate('self.origin')).toBe(origin(drop));
 
     for (const text of ['Water the plants', 'Book the dentist']) {

@@ -7,6 +7,7 @@
 import type { AddressInfo } from 'node:net';
 import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { documentBodyLimit } from '../src/http/json-body.js';
 import { createHarness, type Harness } from './helpers.js';
 
 let h: Harness;
@@ -155,14 +156,17 @@ describe('request bodies, refused before they are read', () => {
     expectApiError(await partial('PUT', '/api/drops/abc', 16 * 1_048_576), 401, 'unauthorized');
   });
 
-  it('a route without a document takes 64 KiB; the document routes keep the transport cap', async () => {
+  it('a route without a document takes 64 KiB; the document routes keep the transport cap, grown to fit a version', async () => {
     const token = await h.token('bodies');
     const auth = `Authorization: Bearer ${token}\r\n`;
     const patch = await partial('PATCH', '/api/drops/abc', 1_048_576, auth);
     expectApiError(patch, 413, 'body_too_large');
     expect(JSON.parse(patch.body).error.details).toEqual({ max_bytes: 65_536 });
-    const create = await partial('POST', '/api/drops', 17 * 1_048_576, auth);
+    // docs/api.md 8: HTMLDROP_MAX_BODY_BYTES, plus a full version's files in base64 (docs/decisions/0033).
+    const cap = documentBodyLimit(h.config.limits);
+    const create = await partial('POST', '/api/drops', cap + 1, auth);
     expectApiError(create, 413, 'html_too_large');
+    expect(JSON.parse(create.body).error.details).toEqual({ max_bytes: 2_097_152, max_body_bytes: cap });
   });
 
   it('an unknown path does not read a large body either', async () => {

@@ -10,11 +10,14 @@ import {
   assertPublishable,
   checkHtml,
   type Drop,
+  type DropFiles,
   explainTokenError,
   HtmlDropClient,
   HtmlDropError,
   type HtmlWarning,
   type ResolvedToken,
+  readFileMap,
+  readFolder,
   readTextSource,
   requireToken,
   type ScanWarning,
@@ -33,10 +36,22 @@ export interface ToolOptions {
   readonly cwd?: string;
 }
 
-/** The `html` or `file` of a publish or update call. */
+/**
+ * The document of a publish or update call: `html`, a `file` or a `folder` on this machine, and its `files` (paths on
+ * disk for the stdio server, contents for the remote one; docs/api.md, "Many files in one drop").
+ */
 export interface DocumentInput {
   readonly html?: string | undefined;
   readonly file?: string | undefined;
+  readonly folder?: string | undefined;
+  readonly files?: Readonly<Record<string, unknown>> | undefined;
+}
+
+/** A document ready to upload: the HTML, its files when it has any, and what may break. */
+export interface CheckedDocument {
+  readonly html: string;
+  readonly warnings: readonly HtmlWarning[];
+  readonly files?: DropFiles;
 }
 
 export interface ToolContext {
@@ -46,8 +61,8 @@ export interface ToolContext {
    * in again (the same wording as the CLI's).
    */
   guarded(run: (client: () => Promise<HtmlDropClient>) => Promise<unknown>): Promise<CallToolResult>;
-  /** The document given as `html` or as a `file` path, checked as the CLI checks it, with its warnings. */
-  documentOf(input: DocumentInput): Promise<{ html: string; warnings: HtmlWarning[] }>;
+  /** The document given as `html`, a `file` or a `folder`, with its files, checked as the CLI checks it. */
+  documentOf(input: DocumentInput): Promise<CheckedDocument>;
   /** The document fields publish and update take here. */
   readonly document: DocumentInputSchema;
   /** Where upserts on this machine take their lock (client-side upsert, docs/api.md). */
@@ -88,10 +103,23 @@ function checkedDocument(html: string, name: string) {
   return { html, warnings: checkHtml(html) };
 }
 
-async function readDocument(cwd: string, input: DocumentInput) {
-  if ((input.html === undefined) === (input.file === undefined)) {
-    throw new HtmlDropError('usage', 'Give exactly one of html (the document text) or file (a path).');
+async function readDocument(cwd: string, input: DocumentInput): Promise<CheckedDocument> {
+  const given = [input.html, input.file, input.folder].filter((value) => value !== undefined).length;
+  if (given !== 1) {
+    throw new HtmlDropError(
+      'usage',
+      'Give exactly one of html (the document text), file (a path) or folder (a folder with index.html).',
+    );
   }
+  if (input.folder !== undefined) {
+    if (input.files !== undefined) {
+      throw new HtmlDropError('usage', 'A folder brings its own files: give folder, or html or file with files.');
+    }
+    const folder = await readFolder(path.resolve(cwd, input.folder));
+    return { html: folder.html, warnings: folder.warnings, files: folder.files };
+  }
+  const files =
+    input.files === undefined ? undefined : await readFileMap(input.files as Readonly<Record<string, string>>, cwd);
   let html: string;
   let name = 'The document';
   if (input.file !== undefined) {
@@ -101,7 +129,16 @@ async function readDocument(cwd: string, input: DocumentInput) {
   } else {
     html = input.html ?? '';
   }
-  return checkedDocument(html, name);
+  return withFiles(checkedDocument(html, name), files);
+}
+
+/**
+ * A document and its files: with files, its relative references are expected to reach them, so that warning of a
+ * standalone document is dropped.
+ */
+function withFiles(document: CheckedDocument, files: DropFiles | undefined): CheckedDocument {
+  if (files === undefined) return document;
+  return { ...document, warnings: document.warnings.filter((w) => w.code !== 'relative_reference'), files };
 }
 
 export function createToolContext(options: ToolOptions): ToolContext {
@@ -168,8 +205,11 @@ export function createHostedToolContext({ client, upsertLock, caller }: HostedTo
       if (input.file !== undefined) {
         throw new HtmlDropError('usage', 'This remote MCP server does not read files: give the document as html.');
       }
+      if (input.folder !== undefined) {
+        throw new HtmlDropError('usage', 'This remote MCP server does not read folders: give html and files.');
+      }
       if (input.html === undefined) throw new HtmlDropError('usage', 'Give html: the complete document text.');
-      return checkedDocument(input.html, 'The document');
+      return withFiles(checkedDocument(input.html, 'The document'), input.files as DropFiles | undefined);
     },
     document: documentInput(false),
     upsert: { serialize: (name, run) => upsertLock(`${caller}:${name}`, run) },

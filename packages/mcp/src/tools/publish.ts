@@ -2,6 +2,7 @@
 import {
   checkNetwork,
   type Drop,
+  type DropFiles,
   type HtmlDropClient,
   HtmlDropError,
   parseExpires,
@@ -67,10 +68,17 @@ Returns {"action":"created"|"updated","drop":{slug,url,raw_url,content_url,netwo
 
 type PublishInput = z.infer<z.ZodObject<ReturnType<typeof publishTool>['inputSchema']>>;
 
-/** Creates the drop, or upserts it when `upsert_by` names at least one tag. */
-async function publish(api: HtmlDropClient, args: PublishInput, html: string, lock: UpsertOptions) {
+/** Creates the drop, or upserts it when `upsert_by` names at least one tag; `files` go with the document. */
+async function publish(
+  api: HtmlDropClient,
+  args: PublishInput,
+  html: string,
+  files: DropFiles | undefined,
+  lock: UpsertOptions,
+) {
   const expiresAt = args.expires === undefined ? undefined : parseExpires(args.expires, Date.now(), 'expires');
   const optional = {
+    ...(files === undefined ? {} : { files }),
     ...(args.description === undefined ? {} : { description: args.description }),
     ...(args.context === undefined ? {} : { context: args.context }),
     ...(args.passcode === undefined ? {} : { passcode: args.passcode }),
@@ -118,8 +126,8 @@ async function publish(api: HtmlDropClient, args: PublishInput, html: string, lo
 export function registerPublishTool(mcp: McpServer, { guarded, documentOf, document, upsert }: ToolContext): void {
   mcp.registerTool('publish', publishTool(document), (args) =>
     guarded(async (client) => {
-      const { html, warnings } = await documentOf(args);
-      const result = await publish(await client(), args, html, upsert);
+      const { html, warnings, files } = await documentOf(args);
+      const result = await publish(await client(), args, html, files, upsert);
       return { ...result, warnings: warningsJson(warnings, result.drop) };
     }),
   );

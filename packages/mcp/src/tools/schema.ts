@@ -4,8 +4,10 @@ import { z } from 'zod';
 export const STANDALONE_RULE =
   'The HTML must be ONE complete, standalone HTML document: start with <!doctype html>, keep CSS and JavaScript inline ' +
   '(or load them from public https:// CDNs), embed images as data: URLs or use absolute https:// URLs. Relative ' +
-  'references to local files (images, stylesheets, scripts, other pages) will NOT load: only this one document is ' +
-  'uploaded, and it is shown in a sandboxed iframe. No build step happens. At most 2 MiB (2097152 bytes).';
+  'references to local files (images, stylesheets, scripts, data, fonts, other pages) will NOT load unless those ' +
+  'files are uploaded with it as `files` (or as a `folder`, where offered): otherwise only this one document is ' +
+  'uploaded, and it is shown in a sandboxed iframe. No build step happens. At most 2 MiB (2097152 bytes) of HTML; ' +
+  'with its files at most 500 files and 20 MiB in all.';
 
 export const slug = z.string().min(1).max(64).describe('The drop identifier (the last part of its url).');
 export const metadata = z
@@ -13,11 +15,27 @@ export const metadata = z
   .describe(
     'Owner-only tags (string values; at most 10 keys of [A-Za-z0-9_.-], values up to 256 characters). Never shown publicly.',
   );
-/** The document fields of publish and update: `html`, plus `file` where the server may read the caller's files. */
+/** A file's content as the remote server takes it (docs/api.md, "Many files in one drop"). */
+const fileContent = z.object({
+  content: z.string().describe('The text, or the bytes in base64 with encoding "base64".'),
+  encoding: z.literal('base64').optional(),
+});
+
+/**
+ * The document fields of publish and update: `html` and its `files`, plus `file` and `folder` where the server may
+ * read the caller's files (there `files` are paths on disk; remotely they are contents).
+ */
 export interface DocumentInputSchema {
   readonly html: z.ZodOptional<z.ZodString>;
   readonly file?: z.ZodOptional<z.ZodString>;
+  readonly folder?: z.ZodOptional<z.ZodString>;
+  readonly files: z.ZodOptional<z.ZodRecord<z.ZodString, z.ZodString | typeof fileContent>>;
 }
+
+const FILES_RULE =
+  'Paths in the drop are 1-255 bytes of /-separated names of letters, digits, ".", "_", "-" (not index.html at the ' +
+  'top: that is the html). The document loads them by relative URL (img/chart.png, not /img/chart.png); every ' +
+  'version shows its own files. A new version without files has none.';
 
 /**
  * The document fields for a server that reads files on its own machine (stdio: `html` or `file`) or not (the
@@ -25,14 +43,36 @@ export interface DocumentInputSchema {
  * MCP server" is the service).
  */
 export function documentInput(files: boolean): DocumentInputSchema {
-  if (!files) return { html: z.string().optional().describe(`The document (required). ${STANDALONE_RULE}`) };
+  if (!files) {
+    return {
+      html: z.string().optional().describe(`The document (required). ${STANDALONE_RULE}`),
+      files: z
+        .record(z.string(), fileContent)
+        .optional()
+        .describe(
+          `Files beside the document (images, CSS, scripts, JSON, fonts), by path in the drop: {"img/chart.png": {"content": "<base64>", "encoding": "base64"}, "style.css": {"content": "<text>"}}. ${FILES_RULE}`,
+        ),
+    };
+  }
   return {
-    html: z.string().optional().describe(`The document. ${STANDALONE_RULE} Give html or file, not both.`),
+    html: z.string().optional().describe(`The document. ${STANDALONE_RULE} Give html, file or folder, one of them.`),
     file: z
       .string()
       .optional()
       .describe(
         'Instead of html: path of an .html file on the machine running this MCP server (relative to its working directory).',
+      ),
+    folder: z
+      .string()
+      .optional()
+      .describe(
+        "Instead of html: a folder on the machine running this MCP server (a report with its charts, a build's dist/): its index.html is the document and every other file in it goes with it (dotfiles skipped). Relative to its working directory.",
+      ),
+    files: z
+      .record(z.string(), z.string())
+      .optional()
+      .describe(
+        `With html or file: files beside the document, by path in the drop to a path on the machine running this MCP server: {"img/chart.png": "out/chart.png"}. ${FILES_RULE}`,
       ),
   };
 }

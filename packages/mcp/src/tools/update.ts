@@ -51,7 +51,7 @@ Returns {"action":"updated","drop":{slug,url,content_url,network,latest_version,
 export function registerUpdateTool(mcp: McpServer, { guarded, documentOf, document }: ToolContext): void {
   mcp.registerTool('update', updateTool(document), (args) =>
     guarded(async (client) => {
-      const { html, warnings } = await documentOf(args);
+      const { html, warnings, files } = await documentOf(args);
       const expiresAt = args.expires === undefined ? undefined : parseExpires(args.expires, Date.now(), 'expires');
       const policy = args.network === undefined ? undefined : checkNetwork(args.network, 'network');
       const api = await client();
@@ -61,6 +61,7 @@ export function registerUpdateTool(mcp: McpServer, { guarded, documentOf, docume
         args.slug,
         {
           html,
+          ...(files === undefined ? {} : { files }),
           ...(args.title === undefined ? {} : { title: args.title }),
           ...(args.description === undefined ? {} : { description: args.description }),
           ...(args.context === undefined ? {} : { context: args.context }),

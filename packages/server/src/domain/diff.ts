@@ -8,6 +8,7 @@ import { createRequire } from 'node:module';
 import type { StructuredPatch } from 'diff';
 import { ApiError } from '../errors.js';
 import { type DropDeps, getOwnedDrop, versionNotFound, versionNumberArg } from './drops.js';
+import { diffFiles, type FilesDiff } from './files.js';
 
 /** Lines of context around each change, as `diff -u`. */
 export const CONTEXT_LINES = 3;
@@ -43,6 +44,8 @@ export interface TextDiff {
 export interface VersionDiff extends TextDiff {
   readonly from: number;
   readonly to: number;
+  /** The files added, removed and changed (by content) from `from` to `to` (docs/api.md, "Many files in one drop"). */
+  readonly files: FilesDiff;
 }
 
 /** Where two texts stop sharing whole lines: `start` in both, and where the common trailing lines begin in each. */
@@ -208,14 +211,17 @@ export async function diffVersions(
   const fromArg = query.from === undefined ? undefined : versionNumberArg('from', query.from);
   const to = query.to === undefined ? drop.latestVersion : versionNumberArg('to', query.to);
   const from = fromArg ?? (await previousVersion(deps, slug, to));
-  const [fromContent, toContent] = await Promise.all([
+  const [fromContent, toContent, fromFiles, toFiles] = await Promise.all([
     deps.store.getVersionContent(slug, from),
     deps.store.getVersionContent(slug, to),
+    deps.store.listVersionFiles(slug, from),
+    deps.store.listVersionFiles(slug, to),
   ]);
   if (fromContent === undefined) throw versionNotFound(slug, from);
   if (toContent === undefined) throw versionNotFound(slug, to);
   const diff = diffTexts(`${slug} v${from}`, `${slug} v${to}`, fromContent.html, toContent.html, bounds);
-  return { from, to, ...diff };
+  const files = diffFiles(fromFiles.get(from) ?? [], toFiles.get(to) ?? []);
+  return { from, to, ...diff, files };
 }
 
 /** The highest existing version below `to` (which must exist), else 404 version_not_found. */

@@ -7,6 +7,7 @@ import { ApiError } from '../errors.js';
 import type { Clock } from './clock.js';
 import { newContentLabel } from './content-origin.js';
 import { checkedExpiry } from './expiry.js';
+import { checkVersionBytes, decodeFiles, type FilesInput, totalBytes } from './files.js';
 import { newSlug, parseVersionNumber, type RandomInt } from './ids.js';
 import { checkedNetwork } from './network.js';
 import { hashPasscode } from './passcode.js';
@@ -25,6 +26,7 @@ import {
   isExpired,
   type ListQuery,
   type Metadata,
+  type VersionFile,
   type VersionInfo,
   type VersionRecord,
 } from './types.js';
@@ -61,10 +63,14 @@ export interface CreateDropInput {
   readonly network?: unknown;
   /** What a finding of the look before publishing does; the operator's mode when absent (domain/scan.ts). */
   readonly scan?: ScanMode | undefined;
+  /** The files beside the HTML (domain/files.ts); none when absent. */
+  readonly files?: FilesInput | undefined;
 }
 
 export interface NewVersionInput {
   readonly html: string;
+  /** The new version's files; a version is complete in itself, so none when absent. */
+  readonly files?: FilesInput | undefined;
   readonly title?: string | undefined;
   readonly description?: string | undefined;
   readonly context?: string | undefined;
@@ -142,8 +148,9 @@ export async function createDrop(
   input: CreateDropInput,
 ): Promise<DropRecord & Scanned> {
   const sizeBytes = htmlBytes(input.html, deps.limits);
+  const files = decodeFiles(input.files, sizeBytes, deps.limits);
   const context = checkedContext(input.context, deps.limits);
-  const warnings = await lookBeforePublishing(deps.scan, versionTexts(input.html, context), input.scan);
+  const warnings = await lookBeforePublishing(deps.scan, versionTexts(input.html, context, files), input.scan);
   const passcodeHash = await passcodeHashFor(input.passcode, deps.limits);
   const now = deps.clock.now();
   const expiresAt = checkedExpiry(input.expires_at, now) ?? null;
@@ -163,6 +170,7 @@ export async function createDrop(
       expiresAt,
       contentLabel: newContentLabel(),
       network,
+      files,
       now,
       warnings,
     },
@@ -214,28 +222,55 @@ export async function addVersion(
   ifLatest?: IfLatest,
 ): Promise<DropRecord & Scanned> {
   await getOwnedDrop(deps, accountId, slug);
-  return appendChecked(deps, slug, input, ifLatest);
+  const { files, ...rest } = input;
+  return appendChecked(deps, slug, rest, ifLatest, { input: files });
+}
+
+/**
+ * A version's files as the append takes them: decoded from the request, or (restore) those of an earlier version by
+ * reference, after the same limits as an upload (they may have been lowered since).
+ */
+type FilesOfVersion =
+  | { readonly input: FilesInput | undefined }
+  | { readonly copyOf: number; readonly files: readonly VersionFile[] };
+
+function filesFor(files: FilesOfVersion, sizeBytes: number, limits: Limits) {
+  if ('input' in files) return { files: decodeFiles(files.input, sizeBytes, limits) };
+  if (files.files.length > limits.maxFilesPerVersion) {
+    throw new ApiError('too_many_files', {
+      message: `A version takes at most ${limits.maxFilesPerVersion} files (this one has ${files.files.length}).`,
+      details: { max_files: limits.maxFilesPerVersion },
+    });
+  }
+  checkVersionBytes(totalBytes(sizeBytes, files.files), limits);
+  return { filesOf: files.copyOf };
 }
 
 /** The checks and the append shared by addVersion and restoreVersion; ownership is already checked. */
 async function appendChecked(
   deps: DropDeps,
   slug: string,
-  input: NewVersionInput,
+  input: Omit<NewVersionInput, 'files'>,
   ifLatest: IfLatest,
+  files: FilesOfVersion,
 ): Promise<DropRecord & Scanned> {
   const sizeBytes = htmlBytes(input.html, deps.limits);
+  const fileChanges = filesFor(files, sizeBytes, deps.limits);
   const context = checkedContext(input.context, deps.limits);
-  const warnings = await lookBeforePublishing(deps.scan, versionTexts(input.html, context), input.scan);
+  // A restore's files are copied by reference, not read: only new files are looked at.
+  const newFiles = 'files' in fileChanges ? fileChanges.files : [];
+  const warnings = await lookBeforePublishing(deps.scan, versionTexts(input.html, context, newFiles), input.scan);
   const now = deps.clock.now();
   const result = await deps.store.appendVersion(
     slug,
-    { html: input.html, sizeBytes, context, now, warnings },
+    { html: input.html, sizeBytes, context, now, warnings, ...fileChanges },
     detailChanges(input, now),
     deps.limits.maxVersionsPerDrop,
     ifLatest,
   );
   if (result === 'not_found') throw gone(slug);
+  if (result === 'version_not_found' && 'copyOf' in files) throw versionNotFound(slug, files.copyOf);
+  if (result === 'version_not_found') throw gone(slug);
   if (isConflict(result)) throw conflict(result);
   if (result === 'version_limit') {
     throw new ApiError('version_limit_reached', {
@@ -286,6 +321,7 @@ export async function deleteDrop(deps: DropDeps, accountId: string, slug: string
   await deps.listener.dropChanged(slug);
 }
 
+/** The versions of the caller's drop, newest first, each with its files (by version number; none: no entry). */
 export async function listVersions(
   deps: DropDeps,
   accountId: string,
@@ -293,9 +329,11 @@ export async function listVersions(
 ): Promise<{
   drop: DropRecord;
   versions: VersionInfo[];
+  files: ReadonlyMap<number, readonly VersionFile[]>;
 }> {
   const drop = await getOwnedDrop(deps, accountId, slug);
-  return { drop, versions: await deps.store.listVersions(slug) };
+  const [versions, files] = await Promise.all([deps.store.listVersions(slug), deps.store.listVersionFiles(slug)]);
+  return { drop, versions, files };
 }
 
 /** A version number given as text (`<n>` of a path, `from`/`to` of a query): 1 to 2^31-1, else 400 naming it. */
@@ -313,16 +351,20 @@ export function versionNumberArg(field: string, raw: unknown): number {
 export const versionNotFound = (slug: string, version: number) =>
   new ApiError('version_not_found', { message: `Drop "${slug}" has no version ${version}.`, details: { version } });
 
+/** One version of the caller's drop, with its files (sorted by path). */
 export async function getVersion(
   deps: DropDeps,
   accountId: string,
   slug: string,
   version: number,
-): Promise<{ drop: DropRecord; version: VersionRecord }> {
+): Promise<{ drop: DropRecord; version: VersionRecord; files: readonly VersionFile[] }> {
   const drop = await getOwnedDrop(deps, accountId, slug);
-  const record = await deps.store.getVersion(slug, version);
+  const [record, files] = await Promise.all([
+    deps.store.getVersion(slug, version),
+    deps.store.listVersionFiles(slug, version),
+  ]);
   if (record === undefined) throw versionNotFound(slug, version);
-  return { drop, version: record };
+  return { drop, version: record, files: files.get(version) ?? [] };
 }
 
 export async function deleteVersion(
@@ -351,9 +393,9 @@ export async function versionWarnings(
 }
 
 /**
- * Makes an earlier version current again by appending a copy of its stored html and context as a new version (old
- * numbers are never reused). Limits apply as to any upload: they may have been lowered since that version was
- * stored. Title, description and metadata stay as they are.
+ * Makes an earlier version current again by appending a copy of its stored html, context and files as a new version
+ * (old numbers are never reused; the files by reference, never copied). Limits apply as to any upload: they may have
+ * been lowered since that version was stored. Title, description and metadata stay as they are.
  */
 export async function restoreVersion(
   deps: DropDeps,
@@ -363,10 +405,12 @@ export async function restoreVersion(
   ifLatest?: IfLatest,
 ): Promise<DropRecord & Scanned> {
   await getOwnedDrop(deps, accountId, slug);
-  const [content, record] = await Promise.all([
+  const [content, record, files] = await Promise.all([
     deps.store.getVersionContent(slug, version),
     deps.store.getVersion(slug, version),
+    deps.store.listVersionFiles(slug, version),
   ]);
   if (content === undefined || record === undefined) throw versionNotFound(slug, version);
-  return appendChecked(deps, slug, { html: content.html, context: record.context ?? undefined }, ifLatest);
+  const input = { html: content.html, context: record.context ?? undefined };
+  return appendChecked(deps, slug, input, ifLatest, { copyOf: version, files: files.get(version) ?? [] });
 }

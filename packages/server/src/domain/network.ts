@@ -54,10 +54,11 @@ export function checkedNetwork(value: unknown): NetworkPolicy | undefined {
  * The CSP directives that enforce a policy, or undefined for `open`. Inline and `data:`/`blob:` content stays
  * allowed (a self-contained document is made of them); every other load, fetch, WebSocket and frame is refused
  * unless its origin is listed, and form posts are refused whatever the list (it names CDNs to load from, not places
- * to send to). `'self'` is not listed: on the raw path it would be the service's origin.
+ * to send to). `'self'` is not listed: on the raw path it would be the service's origin. `own`: where a version with
+ * files loads them from (docs/api.md, "Many files in one drop"), `'self'` on the drop's own origin or its raw folder.
  */
-export function networkDirectives(policy: NetworkPolicy): string | undefined {
+export function networkDirectives(policy: NetworkPolicy, own?: string): string | undefined {
   if (policy === 'open') return undefined;
-  const sources = policy === 'none' ? '' : ` ${policy.join(' ')}`;
-  return `default-src data: blob: 'unsafe-inline' 'unsafe-eval'${sources}; form-action 'none'`;
+  const sources = [...(own === undefined ? [] : [own]), ...(policy === 'none' ? [] : policy)];
+  return `default-src data: blob: 'unsafe-inline' 'unsafe-eval'${sources.map((s) => ` ${s}`).join('')}; form-action 'none'`;
 }

@@ -8,7 +8,14 @@ import { authenticate, type TokenUseRecorder } from './accounts.js';
 import type { Capabilities } from './capability.js';
 import type { Clock } from './clock.js';
 import type { AccountStore, DropStore } from './store.js';
-import { type DropRecord, isExpired, type VersionContent, type VersionInfo, type VersionRecord } from './types.js';
+import {
+  type DropRecord,
+  isExpired,
+  type VersionContent,
+  type VersionFileContent,
+  type VersionInfo,
+  type VersionRecord,
+} from './types.js';
 
 export interface PublicViewDeps {
   readonly store: DropStore & Pick<AccountStore, 'findActiveToken'>;
@@ -39,6 +46,22 @@ export async function findRawDocument(
   const drop = 'slug' in ref ? await store.findDrop(ref.slug) : await store.findDropByContentLabel(ref.label);
   if (drop === undefined) return undefined;
   const content = await store.getVersionContent(drop.slug, version);
+  return content === undefined ? undefined : { drop, content };
+}
+
+/**
+ * One file of a drop's version (docs/api.md, "Many files in one drop"), by slug or content label; the latest
+ * version's when `version` is undefined; undefined when the drop, the version or the file does not exist.
+ */
+export async function findRawFile(
+  store: DropStore,
+  ref: { readonly slug: string } | { readonly label: string },
+  version: number | undefined,
+  path: string,
+): Promise<{ drop: DropRecord; content: VersionFileContent } | undefined> {
+  const drop = 'slug' in ref ? await store.findDrop(ref.slug) : await store.findDropByContentLabel(ref.label);
+  if (drop === undefined) return undefined;
+  const content = await store.getVersionFile(drop.slug, version, path);
   return content === undefined ? undefined : { drop, content };
 }
 

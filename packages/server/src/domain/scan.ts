@@ -86,9 +86,31 @@ export async function lookBeforePublishing(
   return findings;
 }
 
-/** A version's texts in the order they are scanned: the HTML, then the context when there is one. */
-export function versionTexts(html: string, context: string | null | undefined): ScanText[] {
+/** A file of a version as the scanner sees it: its path, its Content-Type and its bytes. */
+export interface ScanFile {
+  readonly path: string;
+  readonly contentType: string;
+  readonly bytes: Uint8Array;
+}
+
+/** Content types whose bytes are text worth a look (scripts, styles, data, markup, SVG). */
+const TEXT_TYPE = /^(text\/|image\/svg\+xml\b|application\/(json|javascript|ecmascript|xml|x-www-form-urlencoded|[\w.+-]*\+(json|xml))\b)/;
+
+/**
+ * A version's texts in the order they are scanned: the HTML, then the context when there is one, then each text file
+ * (by path, as `files/<path>`); binary files are not looked at.
+ */
+export function versionTexts(
+  html: string,
+  context: string | null | undefined,
+  files: readonly ScanFile[] = [],
+): ScanText[] {
   const texts: ScanText[] = [{ where: 'html', text: html }];
   if (context) texts.push({ where: 'context', text: context });
+  const decoder = new TextDecoder();
+  for (const file of files) {
+    if (!TEXT_TYPE.test(file.contentType)) continue;
+    texts.push({ where: `files/${file.path}`, text: decoder.decode(file.bytes) });
+  }
   return texts;
 }

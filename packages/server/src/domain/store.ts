@@ -27,10 +27,19 @@ import type {
   TokenRefresh,
   TokenRevocation,
   VersionContent,
+  VersionFile,
+  VersionFileContent,
   VersionInfo,
   VersionRecord,
   ViewBatch,
 } from './types.js';
+
+/** A file of a new version (docs/api.md, "Many files in one drop"): its checked path, its Content-Type, its bytes. */
+export interface NewFile {
+  readonly path: string;
+  readonly contentType: string;
+  readonly bytes: Uint8Array;
+}
 
 export interface NewDrop {
   readonly slug: string;
@@ -51,6 +60,8 @@ export interface NewDrop {
   readonly contentLabel: string;
   /** `open` when absent. */
   readonly network?: NetworkPolicy | undefined;
+  /** Version 1's files; none when absent. */
+  readonly files?: readonly NewFile[] | undefined;
   readonly now: number;
   /** What the look before publishing found in version 1, masked (domain/scan.ts); kept with it. */
   readonly warnings?: readonly Finding[] | undefined;
@@ -60,6 +71,13 @@ export interface NewVersion {
   readonly html: string;
   readonly sizeBytes: number;
   readonly context: string | null;
+  /** The new version's files; none when absent. */
+  readonly files?: readonly NewFile[] | undefined;
+  /**
+   * Restore: the files of this earlier version of the drop become the new version's too, by reference (their stored
+   * bodies are counted once more, never copied). The append answers 'version_not_found' when that version is gone.
+   */
+  readonly filesOf?: number | undefined;
   readonly now: number;
   /** What the look before publishing found in this version, masked (domain/scan.ts); kept with it. */
   readonly warnings?: readonly Finding[] | undefined;
@@ -216,8 +234,9 @@ export interface DropStore {
   /**
    * Appends a version numbered one above the highest number ever issued for the drop, atomically with the
    * version cap (`maxVersions` existing versions), with `changes` and with the precondition `ifLatest` (the drop's
-   * latest version must be that number; the check and the insert are one transaction on the drop's row). Returns
-   * 'not_found' when the drop is gone, 'version_limit' at the cap, a VersionConflict when the precondition fails.
+   * latest version must be that number; the check and the insert are one transaction on the drop's row), its HTML
+   * and its files kept in the same transaction. Returns 'not_found' when the drop is gone, 'version_limit' at the
+   * cap, a VersionConflict when the precondition fails, 'version_not_found' when `filesOf` names no version.
    */
   appendVersion(
     slug: string,
@@ -225,7 +244,7 @@ export interface DropStore {
     changes: DropChanges,
     maxVersions: number,
     ifLatest?: number,
-  ): Promise<DropRecord | 'not_found' | 'version_limit' | VersionConflict>;
+  ): Promise<DropRecord | 'not_found' | 'version_limit' | 'version_not_found' | VersionConflict>;
   /**
    * Changes title, description, metadata, comments setting and/or expiry; bumps updated_at. Undefined when the
    * drop is gone; a VersionConflict when `ifLatest` is given and is not the latest version (one conditional update).
@@ -258,9 +277,16 @@ export interface DropStore {
   /** HTML of one version, or of the latest when `version` is undefined. */
   getVersionContent(slug: string, version: number | undefined): Promise<VersionContent | undefined>;
   /**
+   * The files of one version (`version` given) or of every version of the drop, by version number, each list sorted
+   * by path; a version without files has no entry. Never reads their bytes.
+   */
+  listVersionFiles(slug: string, version?: number): Promise<Map<number, VersionFile[]>>;
+  /** One file of one version, or of the latest when `version` is undefined, with its bytes; undefined when none. */
+  getVersionFile(slug: string, version: number | undefined, path: string): Promise<VersionFileContent | undefined>;
+  /**
    * Deletes one version atomically with the rule that a drop keeps at least one version; latest_version becomes
-   * the highest remaining number. Its stored body is released in the same transaction (deleted when no other version
-   * uses it: identical HTML is stored once, docs/decisions/0027-compressed-deduplicated-bodies.md).
+   * the highest remaining number. Its stored bodies (HTML and files) are released in the same transaction, each
+   * deleted when nothing else uses it (identical bytes are stored once, docs/decisions/0027 and 0033).
    */
   deleteVersion(
     slug: string,

@@ -92,6 +92,27 @@ export interface VersionInfo {
 
 export interface VersionRecord extends VersionInfo {
   readonly context: string | null;
+  /** Whether the version has files beside its HTML (docs/api.md, "Many files in one drop"). */
+  readonly hasFiles: boolean;
+}
+
+/** A file of a version, beside its HTML (docs/api.md, "Many files in one drop"). */
+export interface VersionFile {
+  /** `/`-separated segments of [A-Za-z0-9._-] (domain/files.ts). */
+  readonly path: string;
+  /** Bytes of the file as uploaded (decoded). */
+  readonly sizeBytes: number;
+  /** The Content-Type it is served with, chosen from its extension when it was published. */
+  readonly contentType: string;
+  /** SHA-256 of its bytes, lowercase hex (also the address of its stored body). */
+  readonly sha256: string;
+}
+
+/** One file's bytes, for serving: which version it belongs to, what it is, and its bytes. */
+export interface VersionFileContent {
+  readonly version: number;
+  readonly file: VersionFile;
+  readonly bytes: Buffer;
 }
 
 /** The stored document of one version, for serving. */
@@ -99,6 +120,8 @@ export interface VersionContent {
   readonly version: number;
   readonly html: string;
   readonly createdAt: number;
+  /** Whether the version has files beside its HTML (docs/api.md, "Many files in one drop"). */
+  readonly hasFiles: boolean;
 }
 
 /** Viewer renders of one version gathered between two flushes (domain/viewing.ts). Times are Unix ms. */

@@ -199,6 +199,7 @@ async function registerRoutes(app: TypedApp, services: Services): Promise<void> 
     config,
     view: services.publicView,
     loadRaw: services.loadRaw,
+    loadFile: services.loadFile,
     renders: services.renders,
     capabilities: services.capabilities,
     unlock: services.unlock,
@@ -211,6 +212,7 @@ async function registerRoutes(app: TypedApp, services: Services): Promise<void> 
     content: services.contentHosts,
     view: services.publicView,
     loadRaw: services.loadRaw,
+    loadFile: services.loadFile,
   });
   await app.register(authRoutes, { config, device, guards });
   await app.register(verifyRoutes, { config, accounts, clock, identity, device, guards, sessions });

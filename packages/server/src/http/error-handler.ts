@@ -31,10 +31,12 @@ function toApiError(error: FastifyError | Error, limits: Limits, bodyLimit: numb
     });
   }
   if (status === 413) {
+    // max_bytes stays the HTML's limit, as the spec's clients read it; max_body_bytes is the cap that was passed.
+    const cap = bodyLimit === undefined ? '' : ` (at most ${bodyLimit} bytes)`;
     return new ApiError('html_too_large', {
       status: 413,
-      message: `The request body is larger than the service accepts; the HTML may be at most ${limits.maxHtmlBytes} bytes.`,
-      details: { max_bytes: limits.maxHtmlBytes },
+      message: `The request body is larger than the service accepts${cap}; the HTML may be at most ${limits.maxHtmlBytes} bytes.`,
+      details: { max_bytes: limits.maxHtmlBytes, ...(bodyLimit === undefined ? {} : { max_body_bytes: bodyLimit }) },
     });
   }
   if (status === 404) return new ApiError('not_found');

@@ -3,7 +3,22 @@
  * parsed exactly: what is acknowledged is what is stored and served (docs/api.md 1).
  */
 import { isUtf8 } from 'node:buffer';
+import type { Limits } from '../config.js';
 import { ApiError } from '../errors.js';
+
+/** JSON around one file at most: its path (255 bytes), its key and its object (`{"content":"","encoding":"base64"}`). */
+const PER_FILE_BYTES = 320;
+
+/**
+ * The body cap of the routes that carry a version (POST and PUT /api/drops, /mcp; docs/api.md 8): HTMLDROP_MAX_BODY_BYTES
+ * for the HTML and the rest of the body, plus room for a full version's files in base64 (4/3 of
+ * HTMLDROP_MAX_VERSION_BYTES) and their JSON. Those routes authenticate before reading a byte, so only an
+ * authenticated writer's body can be this large; every other body stays within its small cap.
+ */
+export function documentBodyLimit(limits: Pick<Limits, 'maxBodyBytes' | 'maxVersionBytes' | 'maxFilesPerVersion'>) {
+  if (limits.maxFilesPerVersion === 0) return limits.maxBodyBytes;
+  return limits.maxBodyBytes + Math.ceil((limits.maxVersionBytes * 4) / 3) + limits.maxFilesPerVersion * PER_FILE_BYTES;
+}
 
 /** A string no database stores exactly: U+0000, or a lone surrogate. */
 function refusedText(text: string, field: string): RefusedBody | undefined {

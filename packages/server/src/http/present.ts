@@ -1,8 +1,9 @@
 /** Domain values -> API JSON (spec section 2; docs/api.md 2.1: every Drop carries every field). */
 import type { Config } from '../config.js';
 import { contentOrigins } from '../domain/content-origin.js';
+import { totalBytes } from '../domain/files.js';
 import type { Scanned } from '../domain/scan.js';
-import type { DropRecord, DropViewStats, TokenInfo, VersionInfo, VersionRecord } from '../domain/types.js';
+import type { DropRecord, DropViewStats, TokenInfo, VersionFile, VersionInfo, VersionRecord } from '../domain/types.js';
 
 /** Where a drop is reached: the service's base URL, and its own origin when one is configured. */
 export interface DropLinks {
@@ -41,17 +42,31 @@ export function presentDrop(drop: DropRecord & Partial<Scanned>, { baseUrl, cont
   };
 }
 
-export function presentVersionItem(version: VersionInfo, latest: number) {
+/** A version's files and its total (docs/api.md, "Many files in one drop"). */
+function presentFiles(sizeBytes: number, files: readonly VersionFile[]) {
+  return {
+    files: files.map((file) => ({
+      path: file.path,
+      size_bytes: file.sizeBytes,
+      content_type: file.contentType,
+      sha256: file.sha256,
+    })),
+    total_bytes: totalBytes(sizeBytes, files),
+  };
+}
+
+export function presentVersionItem(version: VersionInfo, latest: number, files: readonly VersionFile[] = []) {
   return {
     version: version.version,
     size_bytes: version.sizeBytes,
     has_context: version.hasContext,
     created_at: version.createdAt,
     is_latest: version.version === latest,
+    ...presentFiles(version.sizeBytes, files),
   };
 }
 
-export function presentVersion(version: VersionRecord, latest: number) {
+export function presentVersion(version: VersionRecord, latest: number, files: readonly VersionFile[] = []) {
   return {
     slug: version.slug,
     version: version.version,
@@ -59,6 +74,7 @@ export function presentVersion(version: VersionRecord, latest: number) {
     context: version.context,
     created_at: version.createdAt,
     is_latest: version.version === latest,
+    ...presentFiles(version.sizeBytes, files),
   };
 }
 

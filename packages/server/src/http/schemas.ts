@@ -39,7 +39,21 @@ function fieldSchemas(limits: Limits) {
   const passcode = Type.String({
     description: `At least ${limits.minPasscodeChars} characters; "" means no passcode.`,
   });
-  return { Metadata, title, description, html, context, passcode };
+  // Paths and counts are checked by the domain (domain/files.ts), which names the path at fault.
+  const files = Type.Record(
+    Type.String(),
+    Type.Object(
+      {
+        content: Type.String({ description: 'The text, or the bytes in base64 with encoding "base64"' }),
+        encoding: Type.Optional(Type.Literal('base64')),
+      },
+      { additionalProperties: false },
+    ),
+    {
+      description: `Files beside the HTML, loaded by relative URL: path (1-255 bytes of /-separated [A-Za-z0-9._-] segments; not index.html at the top) to {content} or {content, encoding: "base64"}. At most ${limits.maxFilesPerVersion} files; HTML and files together at most ${limits.maxVersionBytes} bytes. A version without files when absent.`,
+    },
+  );
+  return { Metadata, title, description, html, context, passcode, files };
 }
 
 type Fields = ReturnType<typeof fieldSchemas>;
@@ -155,12 +169,13 @@ export const IdempotencyHeaders = Type.Object({
 });
 
 /** The bodies of /api/drops writes. */
-function dropBodySchemas({ Metadata, title, description, html, context, passcode }: Fields) {
+function dropBodySchemas({ Metadata, title, description, html, context, passcode, files }: Fields) {
   return {
     CreateDropBody: Type.Object({
       title,
       description: Type.Optional(description),
       html,
+      files: Type.Optional(files),
       passcode: Type.Optional(passcode),
       context: Type.Optional(context),
       metadata: Type.Optional(Metadata),
@@ -171,6 +186,7 @@ function dropBodySchemas({ Metadata, title, description, html, context, passcode
     }),
     PutDropBody: Type.Object({
       html,
+      files: Type.Optional(files),
       title: Type.Optional(title),
       description: Type.Optional(description),
       context: Type.Optional(context),
@@ -215,6 +231,23 @@ function listQuerySchema(limits: Limits) {
   );
 }
 
+/** A version's files and its total size, as Version and VersionListItem carry them. */
+const VersionFiles = {
+  files: Type.Array(
+    Type.Object(
+      {
+        path: Type.String(),
+        size_bytes: Type.Integer({ description: 'Bytes of the file as uploaded (decoded)' }),
+        content_type: Type.String({ description: 'Served with this Content-Type (from the extension)' }),
+        sha256: Type.String({ description: 'SHA-256 of the bytes, lowercase hex' }),
+      },
+      { additionalProperties: false },
+    ),
+    { description: 'Files beside the HTML, sorted by path; [] when none' },
+  ),
+  total_bytes: Type.Integer({ description: 'The HTML plus the files: the sum the version limit applies to' }),
+};
+
 /** The other response shapes: a list page, versions and tokens. */
 function responseSchemas() {
   return {
@@ -232,14 +265,16 @@ function responseSchemas() {
       has_context: Type.Boolean(),
       created_at: Millis('Upload time'),
       is_latest: Type.Boolean(),
+      ...VersionFiles,
     }),
     Version: Type.Object({
       slug: Type.String(),
       version: Type.Integer(),
-      size_bytes: Type.Integer(),
+      size_bytes: Type.Integer({ description: 'UTF-8 bytes of the HTML as uploaded' }),
       context: Type.Union([Type.String(), Type.Null()]),
       created_at: Millis('Upload time'),
       is_latest: Type.Boolean(),
+      ...VersionFiles,
     }),
     Token: Type.Object({
       id: Type.String({ description: 'First 12 hex characters of the token hash' }),
@@ -300,7 +335,7 @@ function statsSchemas() {
 }
 
 /** The legacy shapes validate context and metadata exactly as /api/drops does (docs/api.md 4.7). */
-function legacyBodySchemas({ Metadata, title, description, html, context, passcode }: Fields) {
+function legacyBodySchemas({ Metadata, title, description, html, context, passcode }: Omit<Fields, 'files'>) {
   return {
     LegacyCreateBody: Type.Object({
       title,

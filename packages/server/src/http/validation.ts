@@ -51,9 +51,11 @@ const BODY_CODES: Readonly<Record<string, ErrorCode>> = {
   'password:required': 'passcode_required',
 };
 
+/** The body field at fault: the top-level field, also for a failure inside it (`files/a.png/content` is `files`). */
 function fieldOf(error: ErrorObject): string {
-  if (error.keyword === 'required') return String(error.params.missingProperty ?? '');
-  return error.instancePath.split('/').filter(Boolean)[0] ?? '';
+  const top = error.instancePath.split('/').filter(Boolean)[0];
+  if (error.keyword === 'required' && top === undefined) return String(error.params.missingProperty ?? '');
+  return top ?? '';
 }
 
 /** The offending object key of a propertyNames failure (Ajv puts it on the inner error or in params). */

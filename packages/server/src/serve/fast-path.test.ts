@@ -7,7 +7,7 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { contentOrigins } from '../domain/content-origin.js';
 import { createRawFastPath } from './fast-path.js';
-import { buildRawEntry, CACHE_LATEST, CACHE_PINNED } from './raw.js';
+import { buildFileEntry, buildRawEntry, CACHE_LATEST, CACHE_PINNED } from './raw.js';
 import { writeRawAnswer } from './raw-answer.js';
 import { createRawCache } from './raw-cache.js';
 
@@ -53,7 +53,22 @@ beforeAll(async () => {
   await cacheDrop('open1', '<p>open latest</p>');
   await cacheDrop('open1', '<p>open pinned</p>', { version: 1 });
   await cacheDrop('shut1', '<p>secret</p>', { locked: true });
+  await cacheFile('open1', 'img/a.png', PNG);
 });
+
+/** Bytes of a file: every value 0-255, twice. */
+const PNG = Buffer.from(Array.from({ length: 512 }, (_, i) => i % 256));
+
+/** A file of version 1 of an open drop, cached under the keys a request names it by (docs/api.md, "Many files in one drop"). */
+async function cacheFile(slug: string, path: string, bytes: Buffer) {
+  const drop = { slug, accountId: 'u_test', latestVersion: 1, locked: false, passcodeGeneration: 0 };
+  const served = { ...drop, expiresAt: null, contentLabel: labelOf(slug), network: 'open' as const };
+  const file = { path, sizeBytes: bytes.length, contentType: 'image/png', sha256: 'x'.repeat(64) };
+  const entry = await buildFileEntry(served, { version: 1, file, bytes }, { contentFrameAncestors: "'self'" });
+  cache.set(entry, { slug }, 1, cache.generation(), path);
+  cache.set(entry, { label: labelOf(slug) }, 1, cache.generation(), path);
+  cache.set(entry, { label: labelOf(slug) }, undefined, cache.generation(), path);
+}
 afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
 
 describe('raw fast path', () => {
@@ -103,6 +118,38 @@ describe('raw fast path', () => {
     // And the raw path on the service's host still answers with the opaque sandbox.
     const raw = await get('/p/open1/raw');
     expect(raw.headers['content-security-policy']).not.toContain('allow-same-origin');
+  });
+
+  it('answers a cached file byte for byte, with its 304, 206 and 416, on both surfaces', async () => {
+    const host = contentHost('open1');
+    for (const [path, headers] of [
+      ['/img/a.png', { host }],
+      ['/v/1/img/a.png', { host }],
+      ['/p/open1/raw/v/1/img/a.png', {}],
+    ] as const) {
+      const whole = await get(path, 'GET', headers);
+      expect([whole.status, whole.headers['content-type']], path).toEqual([200, 'image/png']);
+      expect(Buffer.from(whole.body, 'latin1').equals(PNG), path).toBe(true);
+      const part = await get(path, 'GET', { ...headers, range: 'bytes=256-259' });
+      expect([part.status, part.headers['content-range'], part.body], path).toEqual([
+        206,
+        'bytes 256-259/512',
+        '\u0000\u0001\u0002\u0003',
+      ]);
+      expect((await get(path, 'GET', { ...headers, range: 'bytes=512-' })).status, path).toBe(416);
+      expect((await get(path, 'GET', { ...headers, 'if-none-match': String(whole.headers.etag) })).status).toBe(304);
+      const head = await get(path, 'HEAD', { ...headers, range: 'bytes=0-1' });
+      expect([head.status, head.headers['content-length'], head.body]).toEqual([206, '2', '']);
+    }
+    // A grant in the path, a query, or the service's host asking for a content key: the route's.
+    for (const [path, headers] of [
+      ['/~ticket/v/1/img/a.png', { host }],
+      ['/img/a.png?x=1', { host }],
+      ['/img/a.png', {}],
+      ['/p/open1/raw/img/a.png', {}],
+    ] as const) {
+      expect((await get(path, 'GET', headers)).status, path).toBe(ROUTE);
+    }
   });
 
   it('refuses to write a locked drop under a shared cache policy', () => {

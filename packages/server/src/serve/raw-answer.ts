@@ -8,7 +8,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { opensLockedDrop, type PublicViewDeps, type VisitorAccess } from '../domain/public-view.js';
 import { cachedAs, cappedCacheControl, matchesEtag, pickVariant, type Surface } from './raw.js';
-import { openPolicyOf, type RawAnswers, type RawEntry, type SurfaceAnswers } from './raw-cache.js';
+import { openPolicyOf, type RawAnswer, type RawAnswers, type RawEntry, type SurfaceAnswers } from './raw-cache.js';
 
 /** Why a loaded document is not sent, or the answers to send it from. */
 export type RawVerdict =
@@ -56,8 +56,8 @@ const joinRepeated = (before: string | undefined, value: string) =>
   before === undefined ? value : `${before}, ${value}`;
 
 /**
- * Writes the complete answer (200, 304 or a HEAD's headers) from answers the caller may serve: an open drop's, or
- * a locked one's after its capability or owner check, which must be its `private` answers.
+ * Writes the complete answer (200, 304, a file's 206 or 416, or a HEAD's headers) from answers the caller may serve:
+ * an open drop's, or a locked one's after its capability or owner check, which must be its `private` answers.
  */
 export function writeRawAnswer(
   request: IncomingMessage,
@@ -66,11 +66,13 @@ export function writeRawAnswer(
   cacheControl?: string,
 ): void {
   if (answers.locked && answers.policy !== 'private') throw new Error('a locked drop is only ever answered privately');
-  // The two request headers the answer depends on, read from the raw list: on the fast path nothing else needs
+  // The request headers the answer depends on, read from the raw list: on the fast path nothing else needs
   // `request.headers`, which would build an object of every header. Repeated lines are joined with ", " as
   // node:http joins them.
   let acceptEncoding: string | undefined;
   let ifNoneMatch: string | undefined;
+  let range: string | undefined;
+  let ifRange: string | undefined;
   const raw = request.rawHeaders;
   for (let i = 0; i + 1 < raw.length; i += 2) {
     const name = raw[i] as string;
@@ -78,6 +80,10 @@ export function writeRawAnswer(
       acceptEncoding = joinRepeated(acceptEncoding, raw[i + 1] as string);
     } else if (name.length === 13 && name.toLowerCase() === 'if-none-match') {
       ifNoneMatch = joinRepeated(ifNoneMatch, raw[i + 1] as string);
+    } else if (name.length === 5 && name.toLowerCase() === 'range') {
+      range = raw[i + 1];
+    } else if (name.length === 8 && name.toLowerCase() === 'if-range') {
+      ifRange = raw[i + 1];
     }
   }
   const chosen = pickVariant(answers, acceptEncoding);
@@ -86,9 +92,62 @@ export function writeRawAnswer(
     response.end();
     return;
   }
+  // RFC 9110 13.1.5: a Range under an If-Range naming another representation is answered whole.
+  if (range !== undefined && answers.ranges === true && (ifRange === undefined || ifRange === answers.identity.etag)) {
+    if (writeRange(request, response, answers.identity, range, cacheControl)) return;
+  }
   response.writeHead(200, withCacheControl(chosen.headers, cacheControl));
   response.end(request.method === 'HEAD' ? undefined : chosen.body);
 }
+
+/**
+ * One byte range of a file (RFC 9110 14.1.2): `first-last`, `first-`, or `-suffix`. Undefined for a header this
+ * service answers whole: not `bytes=`, malformed, or several ranges (a server may ignore Range, RFC 9110 14.2).
+ * `null` when the range cannot be satisfied.
+ */
+export function parseRange(header: string, size: number): { start: number; end: number } | null | undefined {
+  const match = /^bytes=[ \t]*(\d*)-(\d*)[ \t]*$/.exec(header);
+  if (match === null) return undefined;
+  const [, first = '', last = ''] = match;
+  if (first === '' && last === '') return undefined;
+  if (first === '') {
+    const suffix = Number(last);
+    return suffix === 0 || size === 0 ? null : { start: Math.max(0, size - suffix), end: size - 1 };
+  }
+  const start = Number(first);
+  const end = last === '' ? size - 1 : Math.min(Number(last), size - 1);
+  if (last !== '' && Number(last) < start) return undefined;
+  return start >= size ? null : { start, end };
+}
+
+/** A 206 with one range of the identity body, or a 416; false when the Range is to be ignored (a 200 follows). */
+function writeRange(
+  request: IncomingMessage,
+  response: ServerResponse,
+  identity: RawAnswer,
+  header: string,
+  cacheControl: string | undefined,
+): boolean {
+  const size = identity.body.length;
+  const range = parseRange(header, size);
+  if (range === undefined) return false;
+  if (range === null) {
+    response.writeHead(416, ['content-range', `bytes */${size}`, 'content-length', '0', ...UNSATISFIED]);
+    response.end();
+    return true;
+  }
+  const length = range.end - range.start + 1;
+  const headers = withCacheControl(identity.headers, cacheControl).map((value, i, all) =>
+    i % 2 === 1 && all[i - 1] === 'content-length' ? String(length) : value,
+  );
+  headers.push('content-range', `bytes ${range.start}-${range.end}/${size}`);
+  response.writeHead(206, headers);
+  response.end(request.method === 'HEAD' ? undefined : identity.body.subarray(range.start, range.end + 1));
+  return true;
+}
+
+/** The headers of a 416 besides its Content-Range: no body to sniff, nothing to keep. */
+const UNSATISFIED = ['x-content-type-options', 'nosniff', 'cache-control', 'no-store'];
 
 /** The prepared header list, or a copy with another Cache-Control (an expiring drop's, computed per request). */
 function withCacheControl(headers: readonly string[], cacheControl: string | undefined): string[] {

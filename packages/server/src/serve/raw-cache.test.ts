@@ -110,4 +110,26 @@ describe('raw cache', () => {
     expect(cache.answersFor('/p/a/raw')).toBeUndefined();
     expect(cache.answersFor('/p/a/raw?v=1')).toBeUndefined();
   });
+
+  it('keeps a version folder’s document and files under the URLs that name them, and drops them with the slug', () => {
+    const cache = createRawCache({ maxBytes: 1000, maxFileEntryBytes: 100 });
+    cache.set(entry('a', 2), { slug: 'a' }, 2, cache.generation(), '');
+    cache.set(entry('a', 2, 50), { slug: 'a' }, 2, cache.generation(), 'img/x.png');
+    cache.set(entry('a', 2, 50), { label: 'labela' }, undefined, cache.generation(), 'img/x.png');
+    cache.set(entry('a', 2, 50), { label: 'labela' }, 2, cache.generation(), 'img/x.png');
+    expect(cache.answersFor('/p/a/raw/v/2/')?.policy).toBe('pinned');
+    expect(cache.answersFor('/p/a/raw/v/2/img/x.png')?.policy).toBe('pinned');
+    expect(cache.answersFor('labela/img/x.png')?.policy).toBe('latest');
+    expect(cache.answersFor('labela/v/2/img/x.png')?.policy).toBe('pinned');
+    expect(cache.get({ label: 'labela' }, undefined, 'img/x.png')?.version).toBe(2);
+    // A file larger than its share is not kept (it would push out the hot set); a document of that size is.
+    cache.set(entry('b', 1, 101), { slug: 'b' }, 1, cache.generation(), 'big.bin');
+    expect(cache.answersFor('/p/b/raw/v/1/big.bin')).toBeUndefined();
+    cache.set(entry('b', 1, 101), { slug: 'b' }, 1, cache.generation());
+    expect(cache.answersFor('/p/b/raw?v=1')).toBeDefined();
+    cache.invalidate('a');
+    for (const key of ['/p/a/raw/v/2/', '/p/a/raw/v/2/img/x.png', 'labela/img/x.png', 'labela/v/2/img/x.png']) {
+      expect(cache.answersFor(key), key).toBeUndefined();
+    }
+  });
 });

@@ -1,7 +1,8 @@
 /**
- * Bounded in-memory LRU of ready-to-send raw documents, so /p/<slug>/raw does no per-request work that can be done
- * once per version. Invalidated per slug on every change (PUT, version delete, passcode change, drop delete).
- * A change counter guards against a slow loader putting back a document that was invalidated while it loaded.
+ * Bounded in-memory LRU of ready-to-send raw documents and files (docs/api.md, "Many files in one drop"), so
+ * /p/<slug>/raw, a drop's own origin and their files do no per-request work that can be done once per version.
+ * Invalidated per slug on every change (PUT, version delete, passcode change, drop delete). A change counter guards
+ * against a slow loader putting back a document that was invalidated while it loaded.
  */
 
 /** How a response may be cached: the latest version, a pinned `?v=<n>`, or a gated (private) answer. */
@@ -33,12 +34,17 @@ export interface RawAnswers {
   readonly identity: RawAnswer;
   readonly gzip: RawAnswer | undefined;
   readonly brotli: RawAnswer | undefined;
+  /**
+   * A file's answers serve byte ranges (RFC 9110 14: 206, 416) from the identity body; a document's never do, so a
+   * document is answered exactly as before.
+   */
+  readonly ranges?: boolean;
 }
 
 /** One surface's answers under each cache policy (the bodies are shared). */
 export type SurfaceAnswers = Readonly<Record<CachePolicy, RawAnswers>>;
 
-/** The bytes of one served version, in every encoding, with what gating needs. */
+/** The bytes of one served version's document or file, in every encoding, with what gating needs. */
 export interface RawEntry {
   readonly slug: string;
   /** The owning account: its bearer token opens a locked drop's raw document. */
@@ -65,18 +71,23 @@ export interface RawEntry {
 export type DropRef = { readonly slug: string } | { readonly label: string };
 
 export interface RawCache {
-  /** `version` undefined means the latest version. */
-  get(ref: DropRef, version: number | undefined): RawEntry | undefined;
+  /**
+   * `version` undefined means the latest version. `path` names what the URL asked for in a version's folder
+   * (docs/api.md, "Many files in one drop"): absent, the document as `?v=<n>` names it; `''`, the document as
+   * `/v/<n>/` names it; otherwise a file.
+   */
+  get(ref: DropRef, version: number | undefined, path?: string): RawEntry | undefined;
   /**
    * The fast path's lookup: the open or locked answers cached for a key exactly as the request gave it: a raw URL
-   * (`/p/<slug>/raw` for policy `latest`, `/p/<slug>/raw?v=<n>` for `pinned`), or a content label followed by the
-   * URL (`<label>/`, `<label>/?v=<n>`). No parsing; any other spelling misses and goes to the route.
+   * (`/p/<slug>/raw` for policy `latest`, `/p/<slug>/raw?v=<n>` and `/p/<slug>/raw/v/<n>/[<path>]` for `pinned`),
+   * or a content label followed by the URL (`<label>/`, `<label>/?v=<n>`, `<label>/v/<n>/[<path>]`, and
+   * `<label>/<path>` for the latest version's file). No parsing; any other spelling misses and goes to the route.
    */
   answersFor(key: string): RawAnswers | undefined;
   /** A stamp to take before loading a drop and pass back to `set`, so a load overtaken by a change is dropped. */
   generation(): number;
-  /** Keeps `entry` under the key of `ref` (its surface) and `requested`. */
-  set(entry: RawEntry, ref: DropRef, requested: number | undefined, generation: number): void;
+  /** Keeps `entry` under the key of `ref` (its surface), `requested` and `path` (as for `get`). */
+  set(entry: RawEntry, ref: DropRef, requested: number | undefined, generation: number, path?: string): void;
   invalidate(slug: string): void;
   /** Drops everything (announcements of changes may have been missed). */
   clear(): void;
@@ -92,6 +103,11 @@ export interface RawCache {
 export interface RawCacheOptions {
   /** Total body bytes kept (default 256 MiB). */
   readonly maxBytes?: number;
+  /**
+   * A file's entry above this many bytes (all encodings) is not kept, so one large file cannot push out the hot set:
+   * it is read again for each request (default an eighth of maxBytes). Documents are kept up to maxBytes.
+   */
+  readonly maxFileEntryBytes?: number;
   readonly maxEntries?: number;
   /** Milliseconds since the epoch; read only while the cache's age is limited. */
   readonly now?: () => number;
@@ -109,8 +125,8 @@ interface Slot extends RawAnswers {
 }
 
 function slotOf(entry: RawEntry, answers: SurfaceAnswers, policy: CachePolicy, storedAt: number): Slot {
-  const { locked, expiresAt, identity, gzip, brotli } = answers[policy];
-  return { policy, locked, expiresAt, identity, gzip, brotli, entry, used: false, storedAt };
+  const { locked, expiresAt, identity, gzip, brotli, ranges } = answers[policy];
+  return { policy, locked, expiresAt, identity, gzip, brotli, ranges, entry, used: false, storedAt };
 }
 
 /** The shared-cache policy of an open drop's answer: the latest version, or a pinned `?v=<n>`. */
@@ -121,9 +137,13 @@ export const openPolicyOf = (version: number | undefined): CachePolicy => (versi
  * the content label followed by the canonical URL on its host. A label starts with a letter or digit, a raw URL with
  * `/`: the two never collide.
  */
-function keyOf(ref: DropRef, version: number | undefined): string {
-  const query = version === undefined ? '' : `?v=${version}`;
-  return 'slug' in ref ? `/p/${ref.slug}/raw${query}` : `${ref.label}/${query}`;
+function keyOf(ref: DropRef, version: number | undefined, path: string | undefined): string {
+  if (path === undefined) {
+    const query = version === undefined ? '' : `?v=${version}`;
+    return 'slug' in ref ? `/p/${ref.slug}/raw${query}` : `${ref.label}/${query}`;
+  }
+  const folder = version === undefined ? '' : `v/${version}/`;
+  return 'slug' in ref ? `/p/${ref.slug}/raw/${folder}${path}` : `${ref.label}/${folder}${path}`;
 }
 
 /**
@@ -225,6 +245,7 @@ function createChangeLog() {
 export function createRawCache(options: RawCacheOptions = {}): RawCache {
   const maxBytes = options.maxBytes ?? 256 * 1_048_576;
   const maxEntries = options.maxEntries ?? 50_000;
+  const maxFileEntryBytes = options.maxFileEntryBytes ?? Math.floor(maxBytes / 8);
   const now = options.now ?? Date.now;
   // 0: the cache is trusted (the normal state; a hit reads no clock). Otherwise the age limit while the bus is down.
   let maxAgeMs = 0;
@@ -245,15 +266,16 @@ export function createRawCache(options: RawCacheOptions = {}): RawCache {
   }
 
   return {
-    get: (ref, version) => hit(keyOf(ref, version))?.entry,
+    get: (ref, version, path) => hit(keyOf(ref, version, path))?.entry,
     answersFor: hit,
     generation: changes.generation,
-    set(entry, ref, requested, stamp) {
+    set(entry, ref, requested, stamp, path) {
       if (changes.overtaken(entry.slug, stamp) || entry.bytes > maxBytes) return;
+      if (path !== undefined && path !== '' && entry.bytes > maxFileEntryBytes) return;
       const answers = 'slug' in ref ? entry.answers : entry.contentAnswers;
       if (answers === undefined) return;
       const storedAt = maxAgeMs === 0 ? 0 : now();
-      slots.put(keyOf(ref, requested), slotOf(entry, answers, openPolicyOf(requested), storedAt));
+      slots.put(keyOf(ref, requested, path), slotOf(entry, answers, openPolicyOf(requested), storedAt));
     },
     invalidate(slug) {
       changes.changed(slug);

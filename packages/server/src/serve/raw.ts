@@ -1,13 +1,15 @@
 /**
- * What /p/<slug>/raw sends. Everything that can be done once per version (injection, ETag, gzip and brotli
- * variants, the header list of every encoding under every cache policy) is done once when the entry is built, then
- * cached (raw-cache.ts); a request only picks an answer and compares an ETag.
+ * What /p/<slug>/raw, a drop's own origin and their files send. Everything that can be done once per version
+ * (injection, ETag, gzip and brotli variants, the header list of every encoding under every cache policy) is done
+ * once when the entry is built, then cached (raw-cache.ts); a request only picks an answer and compares an ETag. A
+ * file (docs/api.md, "Many files in one drop") is built the same way, from its bytes as they are.
  */
 import { createHash } from 'node:crypto';
 import { promisify } from 'node:util';
 import { brotliCompress, constants, gzip } from 'node:zlib';
+import { isCompressible } from '../domain/files.js';
 import { networkDirectives } from '../domain/network.js';
-import type { DropRecord, VersionContent } from '../domain/types.js';
+import type { DropRecord, VersionContent, VersionFileContent } from '../domain/types.js';
 import { injectDefensiveHead } from './inject.js';
 import type { CachePolicy, RawAnswer, RawAnswers, RawEntry, SurfaceAnswers } from './raw-cache.js';
 
@@ -33,6 +35,11 @@ export type Surface = 'raw' | 'content';
 /** What the answers depend on besides the drop: who may frame a content host; undefined when none is served. */
 export interface ServeOptions {
   readonly contentFrameAncestors: string | undefined;
+  /**
+   * `{base_url}`: under a network policy, a version with files may load them from its raw folder,
+   * `{base_url}/p/<slug>/raw/`. Absent: the raw path names no such source.
+   */
+  readonly baseUrl?: string | undefined;
 }
 
 /** Short shared caching for the latest version; `?v=<n>` never changes, so it is immutable. */
@@ -78,18 +85,54 @@ interface Encoded {
 }
 
 /**
+ * What a version's answers are made of: the document (injected) or one of its files (as it is). `files`: the
+ * version has files, so a network policy lets it load them from where they are served (its own origin, or its raw
+ * folder). `file`: this is a file, answered with byte ranges, and on the raw path readable from the document's
+ * opaque origin (a module script, a font or a fetch there is a CORS request from `null`).
+ */
+interface Representation {
+  readonly body: Buffer;
+  readonly tag: string;
+  readonly contentType: string;
+  readonly compress: boolean;
+  readonly textMode: boolean;
+  readonly files: boolean;
+  readonly file: boolean;
+  /**
+   * A file that neither renders as a document nor runs (an image other than SVG, a font, audio, video): it gets no
+   * CSP and no Referrer-Policy, which only a document or a script acts on, and fewer headers cost every request.
+   */
+  readonly passive: boolean;
+}
+
+/** Types that are never a document nor a script, whatever loads them: raster images, fonts, audio, video. */
+const PASSIVE = /^(image\/(?!svg)|font\/|audio\/|video\/)/;
+
+/**
  * The headers that differ by surface: the CSP (the sandbox, the network policy and, on a content host, who may frame
  * it) and, on a content host, a CORP that keeps other origins (another drop) from reading its bytes.
  */
-function surfaceHeaders(drop: ServedDrop, surface: Surface, frameAncestors: string | undefined): SurfaceSpec {
-  const network = networkDirectives(drop.network);
+function surfaceHeaders(drop: ServedDrop, surface: Surface, what: Representation, options: ServeOptions): SurfaceSpec {
+  // The version's own files stay reachable under a network policy: 'self' is the drop's origin on its content host;
+  // on the raw path, only the drop's raw folder ('self' would be the service).
+  const rawFolder = options.baseUrl === undefined ? undefined : `${options.baseUrl}/p/${drop.slug}/raw/`;
+  const self = !what.files ? undefined : surface === 'content' ? "'self'" : rawFolder;
+  const network = networkDirectives(drop.network, self);
   const directives =
-    surface === 'raw' ? [SANDBOX_CSP, network] : [CONTENT_SANDBOX_CSP, `frame-ancestors ${frameAncestors}`, network];
-  const csp = flat(directives.filter((d) => d !== undefined).join('; '));
+    surface === 'raw'
+      ? [SANDBOX_CSP, network]
+      : [CONTENT_SANDBOX_CSP, `frame-ancestors ${options.contentFrameAncestors}`, network];
+  const csp = what.passive
+    ? []
+    : ['content-security-policy', flat(directives.filter((d) => d !== undefined).join('; '))];
+  const fileHeaders = what.file ? ['accept-ranges', 'bytes'] : [];
   return surface === 'raw'
-    ? { headers: ['content-security-policy', csp], cacheControl: CACHE_CONTROL }
+    ? {
+        headers: [...csp, ...fileHeaders, ...(what.file ? ['access-control-allow-origin', '*'] : [])],
+        cacheControl: CACHE_CONTROL,
+      }
     : {
-        headers: ['content-security-policy', csp, 'cross-origin-resource-policy', 'same-origin'],
+        headers: [...csp, 'cross-origin-resource-policy', 'same-origin', ...fileHeaders],
         cacheControl: { ...CACHE_CONTROL, pinned: CACHE_CONTROL[cachedAs('content', 'pinned')] },
       };
 }
@@ -109,19 +152,23 @@ interface SurfaceSpec {
   readonly cacheControl: Readonly<Record<CachePolicy, string>>;
 }
 
-function answer({ body, etag, encoding }: Encoded, policy: CachePolicy, surface: SurfaceSpec): RawAnswer {
+function answer(
+  { body, etag, encoding }: Encoded,
+  policy: CachePolicy,
+  surface: SurfaceSpec,
+  what: Representation,
+): RawAnswer {
   const notModifiedHeaders = [
     'content-type',
-    'text/html; charset=utf-8',
+    what.contentType,
     'x-content-type-options',
     'nosniff',
     ...surface.headers,
-    'referrer-policy',
-    'no-referrer',
+    ...(what.passive ? [] : ['referrer-policy', 'no-referrer']),
     'cache-control',
     surface.cacheControl[policy],
-    'vary',
-    'Accept-Encoding',
+    // A file that is never compressed has one representation: nothing to vary on.
+    ...(what.compress ? ['vary', 'Accept-Encoding'] : []),
     'etag',
     etag,
   ];
@@ -145,77 +192,141 @@ function answersUnder(
   { identity, gzip, brotli }: Encodings,
   policy: CachePolicy,
   surface: SurfaceSpec,
+  what: Representation,
 ): RawAnswers {
   const optional = (encoded: Encoded | undefined) =>
-    encoded === undefined ? undefined : answer(encoded, policy, surface);
+    encoded === undefined ? undefined : answer(encoded, policy, surface, what);
   return {
     policy,
     locked: drop.locked,
     expiresAt: drop.expiresAt,
-    identity: answer(identity, policy, surface),
+    identity: answer(identity, policy, surface, what),
     gzip: optional(gzip),
     brotli: optional(brotli),
+    ranges: what.file,
   };
 }
 
 /** The answers of one surface under each cache policy (the bodies are shared). */
-function surfaceAnswers(drop: ServedDrop, encodings: Encodings, headers: SurfaceSpec): SurfaceAnswers {
+function surfaceAnswers(
+  drop: ServedDrop,
+  encodings: Encodings,
+  headers: SurfaceSpec,
+  what: Representation,
+): SurfaceAnswers {
   return {
-    latest: answersUnder(drop, encodings, 'latest', headers),
-    pinned: answersUnder(drop, encodings, 'pinned', headers),
-    private: answersUnder(drop, encodings, 'private', headers),
+    latest: answersUnder(drop, encodings, 'latest', headers, what),
+    pinned: answersUnder(drop, encodings, 'pinned', headers, what),
+    private: answersUnder(drop, encodings, 'private', headers, what),
   };
 }
 
-/**
- * Builds a cache entry: injected bytes, ETag and compressed variants (compression runs on the thread pool), with
- * the answers of the raw path and, when content hosts are served, of the drop's own origin.
- */
-export async function buildRawEntry(
-  drop: ServedDrop,
-  content: Pick<VersionContent, 'version' | 'html'>,
-  options: ServeOptions = { contentFrameAncestors: undefined },
-): Promise<RawEntry> {
-  const body = Buffer.from(injectDefensiveHead(content.html), 'utf8');
-  // The headers' inputs are hashed too: a changed network policy or framing rule is a new tag, never a 304.
-  const headerInputs = JSON.stringify([drop.network, options.contentFrameAncestors ?? null]);
-  const digest = createHash('sha256').update(body).update('\0').update(headerInputs).digest('base64url');
-  const tag = `${content.version}-${digest.slice(0, 22)}`;
-  const etag = (suffix: string) => flat(`"${tag}${suffix}"`);
-  const compress = body.length >= MIN_COMPRESS_BYTES;
+/** gzip and brotli of a body that is worth compressing (on the thread pool); each kept only when smaller. */
+async function encodingsOf(what: Representation, etag: (suffix: string) => string): Promise<Encodings> {
+  const { body } = what;
+  const compress = what.compress && body.length >= MIN_COMPRESS_BYTES;
   const [gz, br] = compress
     ? await Promise.all([
         gzipAsync(body, { level: 6 }),
         brotliAsync(body, {
           params: {
             [constants.BROTLI_PARAM_QUALITY]: 5,
-            [constants.BROTLI_PARAM_MODE]: constants.BROTLI_MODE_TEXT,
+            [constants.BROTLI_PARAM_MODE]: what.textMode ? constants.BROTLI_MODE_TEXT : constants.BROTLI_MODE_GENERIC,
             [constants.BROTLI_PARAM_SIZE_HINT]: body.length,
           },
         }),
       ])
     : [undefined, undefined];
-  const encodings: Encodings = {
+  return {
     identity: { body, etag: etag(''), encoding: undefined },
     gzip: gz !== undefined && gz.length < body.length ? { body: gz, etag: etag('-gz'), encoding: 'gzip' } : undefined,
     brotli: br !== undefined && br.length < body.length ? { body: br, etag: etag('-br'), encoding: 'br' } : undefined,
   };
+}
+
+/** The entry of a document or a file: its encodings and the answers of each surface served. */
+async function entryOf(
+  drop: ServedDrop,
+  version: number,
+  what: Representation,
+  options: ServeOptions,
+): Promise<RawEntry> {
+  const encodings = await encodingsOf(what, (suffix) => flat(`"${what.tag}${suffix}"`));
   return {
     slug: drop.slug,
     accountId: drop.accountId,
-    version: content.version,
+    version,
     latestVersion: drop.latestVersion,
     locked: drop.locked,
     passcodeGeneration: drop.passcodeGeneration,
     expiresAt: drop.expiresAt,
     contentLabel: drop.contentLabel,
-    answers: surfaceAnswers(drop, encodings, surfaceHeaders(drop, 'raw', undefined)),
+    answers: surfaceAnswers(drop, encodings, surfaceHeaders(drop, 'raw', what, options), what),
     contentAnswers:
       options.contentFrameAncestors === undefined
         ? undefined
-        : surfaceAnswers(drop, encodings, surfaceHeaders(drop, 'content', options.contentFrameAncestors)),
-    bytes: body.length + (encodings.gzip?.body.length ?? 0) + (encodings.brotli?.body.length ?? 0),
+        : surfaceAnswers(drop, encodings, surfaceHeaders(drop, 'content', what, options), what),
+    bytes: what.body.length + (encodings.gzip?.body.length ?? 0) + (encodings.brotli?.body.length ?? 0),
   };
+}
+
+/** The inputs of the headers, hashed into an ETag: a changed network policy or framing rule is a new tag, never a 304. */
+const headerInputs = (drop: ServedDrop, options: ServeOptions, files: boolean) =>
+  JSON.stringify([drop.network, options.contentFrameAncestors ?? null, files ? (options.baseUrl ?? null) : null]);
+
+/**
+ * Builds a document's cache entry: injected bytes, ETag and compressed variants (compression runs on the thread
+ * pool), with the answers of the raw path and, when content hosts are served, of the drop's own origin.
+ */
+export async function buildRawEntry(
+  drop: ServedDrop,
+  content: Pick<VersionContent, 'version' | 'html'> & { readonly hasFiles?: boolean },
+  options: ServeOptions = { contentFrameAncestors: undefined },
+): Promise<RawEntry> {
+  const body = Buffer.from(injectDefensiveHead(content.html), 'utf8');
+  const files = content.hasFiles === true;
+  const inputs = headerInputs(drop, options, files);
+  const digest = createHash('sha256').update(body).update('\0').update(inputs).digest('base64url');
+  const what: Representation = {
+    body,
+    tag: `${content.version}-${digest.slice(0, 22)}`,
+    contentType: 'text/html; charset=utf-8',
+    compress: true,
+    textMode: true,
+    files,
+    file: false,
+    passive: false,
+  };
+  return entryOf(drop, content.version, what, options);
+}
+
+/** Files above this size are served uncompressed: compressing one would hold the thread pool for too long. */
+const MAX_COMPRESSED_FILE_BYTES = 8 * 1_048_576;
+
+/**
+ * Builds a file's cache entry (docs/api.md, "Many files in one drop"): its bytes as they are, never injected, with
+ * its stored Content-Type, byte ranges, and gzip and brotli variants when its type compresses. The ETag is made
+ * from the file's SHA-256 and the headers' inputs, so the same bytes keep their tag from version to version.
+ */
+export async function buildFileEntry(
+  drop: ServedDrop,
+  content: VersionFileContent,
+  options: ServeOptions = { contentFrameAncestors: undefined },
+): Promise<RawEntry> {
+  const { file, bytes } = content;
+  const inputs = JSON.stringify([file.sha256, file.contentType, headerInputs(drop, options, true)]);
+  const digest = createHash('sha256').update(inputs).digest('base64url');
+  const what: Representation = {
+    body: bytes,
+    tag: `f-${digest.slice(0, 22)}`,
+    contentType: file.contentType,
+    compress: isCompressible(file.contentType) && bytes.length <= MAX_COMPRESSED_FILE_BYTES,
+    textMode: /^text\/|json|javascript|xml|svg/.test(file.contentType),
+    files: true,
+    file: true,
+    passive: PASSIVE.test(file.contentType),
+  };
+  return entryOf(drop, content.version, what, options);
 }
 
 /**

@@ -1,6 +1,7 @@
 /** Version bodies encoded in the worker thread, and in-process when the worker is busy or cannot run. */
+import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { decodeBody, encodeBody } from './bodies.js';
+import { bodyHash, decodeBody, decodeBodyBytes, encodeBody, type FileToEncode } from './bodies.js';
 import { createBodyEncoder } from './body-encoder.js';
 
 const html = (i: number) => `<!doctype html><title>${i}</title>${'<p>é 漢字 😀 report</p>'.repeat(200 + i)}`;
@@ -30,6 +31,38 @@ describe('body encoder', () => {
       expect(await decodeBody('br', (await encoder.encode(html(2))).data)).toBe(html(2));
     } finally {
       await encoder.close();
+    }
+  });
+
+  /** A text file, bytes that do not compress (random: a PNG's are alike), a tiny file, and a text file not tried. */
+  const files: FileToEncode[] = [
+    { bytes: Buffer.from('.row{display:flex}'.repeat(500)), compress: true },
+    { bytes: randomBytes(50_000), compress: true },
+    { bytes: Buffer.from('ok'), compress: true },
+    { bytes: Buffer.from('abc'.repeat(1000)), compress: false },
+  ];
+
+  async function expectFiles(encoded: Awaited<ReturnType<ReturnType<typeof createBodyEncoder>['encodeFiles']>>) {
+    expect(encoded.map((body) => body.codec)).toEqual(['br', 'identity', 'identity', 'identity']);
+    for (const [i, body] of encoded.entries()) {
+      const bytes = (files[i] as FileToEncode).bytes;
+      expect(body.hash).toBe(bodyHash(Buffer.from(bytes)));
+      expect(body.sizeBytes).toBe(bytes.length);
+      expect((await decodeBodyBytes(body.codec, body.data)).equals(bytes)).toBe(true);
+    }
+    expect((encoded[0]?.data.length ?? 0) * 10).toBeLessThan(files[0]?.bytes.length ?? 0);
+  }
+
+  it('encodes a version’s files as one job, compressing only what pays, in the worker and in-process alike', async () => {
+    const encoder = createBodyEncoder();
+    const fallback = createBodyEncoder({ workerUrl: new URL('./no-such-worker.js', import.meta.url) });
+    try {
+      await expectFiles(await encoder.encodeFiles(files));
+      await expectFiles(await fallback.encodeFiles(files));
+      expect(await encoder.encodeFiles([])).toEqual([]);
+    } finally {
+      await encoder.close();
+      await fallback.close();
     }
   });
 

@@ -1,18 +1,21 @@
 /**
  * Where version bodies are hashed and compressed (docs/decisions/0027-compressed-deduplicated-bodies.md): in one
  * worker thread, so a create spends on its event loop only the encoding of its HTML to UTF-8 (handed over without a
- * copy) and the copy of the compressed bytes back. Documents are encoded in the order they arrive. When the worker is busy with more than
- * `maxPending` documents, has failed, or cannot start, encoding runs on the thread pool in-process (encodeBody):
- * slower for the event loop, never lost.
+ * copy) and the copy of the compressed bytes back. A version's files go over as one job (docs/decisions/0033). Jobs
+ * are encoded in the order they arrive. When the worker is busy with more than `maxPending` jobs, has failed, or
+ * cannot start, encoding runs on the thread pool in-process (encodeBody, encodeFile): slower for the event loop,
+ * never lost.
  */
 import { Worker } from 'node:worker_threads';
 import { builtFile } from '../built-files.js';
-import { encodeBody, type StoredBody } from './bodies.js';
-import type { EncodeAnswer, EncodeRequest } from './body-worker.js';
+import { encodeBody, encodeFile, type FileToEncode, type StoredBody } from './bodies.js';
+import type { EncodeAnswer, EncodedFile, EncodeRequest } from './body-worker.js';
 
 export interface BodyEncoder {
   encode(html: string): Promise<StoredBody>;
-  /** Stops the worker; documents still being encoded finish in-process. */
+  /** A version's files, each hashed and, when that pays, compressed; in the order given. */
+  encodeFiles(files: readonly FileToEncode[]): Promise<StoredBody[]>;
+  /** Stops the worker; jobs still being encoded finish in-process. */
   close(): Promise<void>;
 }
 
@@ -25,11 +28,21 @@ function asBuffer(body: StoredBody): StoredBody {
   return { ...body, data: Buffer.from(data.buffer, data.byteOffset, data.byteLength) };
 }
 
+/** A job the worker holds: how to finish it from its answer, and how to do it in-process if the worker goes. */
 interface Pending {
-  readonly html: string;
-  readonly resolve: (body: StoredBody) => void;
-  readonly reject: (error: unknown) => void;
+  readonly settle: (answer: EncodeAnswer) => void;
+  readonly fallback: () => void;
 }
+
+/** The files' answers as stored bodies: a file kept as it is gets its own bytes (the worker sent none back). */
+function filesFrom(bodies: readonly EncodedFile[], files: readonly FileToEncode[]): StoredBody[] {
+  return bodies.map((body, i) => {
+    const data = body.data ?? (files[i] as FileToEncode).bytes;
+    return { ...body, data: Buffer.from(data.buffer, data.byteOffset, data.byteLength) };
+  });
+}
+
+const inProcess = (files: readonly FileToEncode[]) => Promise.all(files.map(encodeFile));
 
 /** An idle worker stops after this long, giving back its memory; the next create starts one. */
 const IDLE_STOP_MS = 60_000;
@@ -61,7 +74,7 @@ export function createBodyEncoder(
     worker = undefined;
     ending?.removeAllListeners();
     ending?.on('error', () => undefined);
-    for (const job of pending.values()) encodeBody(job.html).then(job.resolve, job.reject);
+    for (const job of pending.values()) job.fallback();
     pending.clear();
     return ending?.terminate() ?? Promise.resolve();
   }
@@ -74,8 +87,7 @@ export function createBodyEncoder(
       const job = pending.get(answer.id);
       if (job === undefined) return;
       pending.delete(answer.id);
-      if ('error' in answer) job.reject(new Error(`encoding a body failed: ${answer.error}`));
-      else job.resolve(asBuffer(answer.body));
+      job.settle(answer);
       if (pending.size === 0) {
         started.unref();
         clearTimeout(idleTimer);
@@ -95,21 +107,55 @@ export function createBodyEncoder(
     return started;
   }
 
+  /** Hands a job to the worker (started on demand); its promise settles from the answer, or in-process. */
+  function post<T>(
+    request: (id: number) => EncodeRequest,
+    transfer: ArrayBuffer[],
+    settle: (answer: EncodeAnswer) => T,
+    fallback: () => Promise<T>,
+  ): Promise<T> {
+    clearTimeout(idleTimer);
+    worker ??= start();
+    const id = nextId++;
+    const running = worker;
+    return new Promise<T>((resolve, reject) => {
+      pending.set(id, {
+        settle: (answer) => {
+          if ('error' in answer) reject(new Error(`encoding a body failed: ${answer.error}`));
+          else resolve(settle(answer));
+        },
+        fallback: () => void fallback().then(resolve, reject),
+      });
+      running.ref();
+      running.postMessage(request(id), transfer);
+    });
+  }
+
+  const busy = () => closed || broken || pending.size >= maxPending;
+
   return {
     encode(html) {
-      if (closed || broken || pending.size >= maxPending) return encodeBody(html);
-      clearTimeout(idleTimer);
-      worker ??= start();
-      const id = nextId++;
-      const running = worker;
+      if (busy()) return encodeBody(html);
       // The worker needs the UTF-8 bytes anyway; in their own memory they move to it without a copy.
       const bytes = Buffer.from(html, 'utf8');
       const own = bytes.byteOffset === 0 && bytes.buffer.byteLength === bytes.length;
-      return new Promise<StoredBody>((resolve, reject) => {
-        pending.set(id, { html, resolve, reject });
-        running.ref();
-        running.postMessage({ id, bytes } satisfies EncodeRequest, own ? [bytes.buffer] : []);
-      });
+      return post(
+        (id) => ({ id, bytes }),
+        own ? [bytes.buffer] : [],
+        (answer) => asBuffer((answer as { body: StoredBody }).body),
+        () => encodeBody(html),
+      );
+    },
+    encodeFiles(files) {
+      if (files.length === 0) return Promise.resolve([]);
+      if (busy()) return inProcess(files);
+      // Copied, not moved: the bytes stay here for the in-process fallback and for files kept as they are.
+      return post(
+        (id) => ({ id, files }),
+        [],
+        (answer) => filesFrom((answer as { bodies: readonly EncodedFile[] }).bodies, files),
+        () => inProcess(files),
+      );
     },
     async close() {
       closed = true;

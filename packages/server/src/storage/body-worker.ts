@@ -1,31 +1,48 @@
 /**
- * The worker thread that encodes version bodies (body-encoder.ts; docs/decisions/0027-compressed-deduplicated-bodies.md):
- * the parent posts `{ id, bytes }` (the HTML in UTF-8) and gets `{ id, body }` (or `{ id, error }`) back, in order. It runs from the build
- * (dist/storage/body-worker.js), also when the service itself runs from sources in the tests.
+ * The worker thread that encodes stored bodies (body-encoder.ts; docs/decisions/0027-compressed-deduplicated-bodies.md):
+ * the parent posts `{ id, bytes }` (a version's HTML in UTF-8) or `{ id, files }` (a version's files) and gets
+ * `{ id, body }` or `{ id, bodies }` (or `{ id, error }`) back, in order. A file kept as it is comes back without its
+ * data (the parent has the bytes). It runs from the build (dist/storage/body-worker.js), also when the service itself
+ * runs from sources in the tests.
  */
 import { parentPort } from 'node:worker_threads';
-import { encodeBodyBytesSync, type StoredBody } from './bodies.js';
+import { encodeBodyBytesSync, encodeFileSync, type FileToEncode, type StoredBody } from './bodies.js';
 
 /** What the parent posts. */
-export interface EncodeRequest {
-  readonly id: number;
-  readonly bytes: Uint8Array;
-}
+export type EncodeRequest =
+  | { readonly id: number; readonly bytes: Uint8Array }
+  | { readonly id: number; readonly files: readonly FileToEncode[] };
+
+/** A file's stored body as answered: without `data` when it is kept as it is. */
+export type EncodedFile = Omit<StoredBody, 'data'> & { readonly data: Uint8Array | undefined };
 
 /** What this worker answers, one per request. */
 export type EncodeAnswer =
   | { readonly id: number; readonly body: StoredBody }
+  | { readonly id: number; readonly bodies: readonly EncodedFile[] }
   | { readonly id: number; readonly error: string };
 
 const port = parentPort;
 if (port === null) throw new Error('body-worker runs as a worker thread');
 
-port.on('message', ({ id, bytes }: EncodeRequest) => {
+function encode(request: EncodeRequest): EncodeAnswer {
+  if ('files' in request) {
+    const bodies = request.files.map((file): EncodedFile => {
+      const body = encodeFileSync(file);
+      return body.codec === 'identity' ? { ...body, data: undefined } : body;
+    });
+    return { id: request.id, bodies };
+  }
+  const { bytes } = request;
+  return { id: request.id, body: encodeBodyBytesSync(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength)) };
+}
+
+port.on('message', (request: EncodeRequest) => {
   let answer: EncodeAnswer;
   try {
-    answer = { id, body: encodeBodyBytesSync(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength)) };
+    answer = encode(request);
   } catch (error) {
-    answer = { id, error: error instanceof Error ? error.message : String(error) };
+    answer = { id: request.id, error: error instanceof Error ? error.message : String(error) };
   }
   port.postMessage(answer);
 });

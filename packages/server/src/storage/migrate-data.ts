@@ -21,6 +21,7 @@ const TABLES = [
   { name: 'bodies', key: ['hash'] },
   { name: 'versions', key: ['slug', 'version'] },
   { name: 'version_warnings', key: ['slug', 'version'] },
+  { name: 'version_files', key: ['slug', 'version', 'path'] },
   { name: 'drop_views', key: ['slug'] },
   { name: 'drop_viewers', key: ['slug', 'viewer'] },
   { name: 'version_views', key: ['slug', 'version'] },

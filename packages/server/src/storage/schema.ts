@@ -75,6 +75,22 @@ export interface VersionWarningsTable {
   findings: string;
 }
 
+/**
+ * A version's files beside its HTML (migration 0013; docs/decisions/0033-many-files-in-one-drop.md): each points at
+ * a stored body, as the version's HTML does.
+ */
+export interface VersionFilesTable {
+  slug: string;
+  version: number;
+  /** `/`-separated segments of [A-Za-z0-9._-], case-sensitive (domain/files.ts). */
+  path: string;
+  /** The stored body (bodies.hash): the SHA-256 of the file's bytes. */
+  body_hash: string;
+  size_bytes: number;
+  /** The Content-Type it is served with, chosen from its extension when published. */
+  content_type: string;
+}
+
 /** A client that registered itself (RFC 7591; migration 0009). Public: no secret is kept. */
 export interface OAuthClientsTable {
   id: string;
@@ -108,14 +124,14 @@ export interface OAuthCodesTable {
  * Version bodies, stored once per distinct content (migration 0010; docs/decisions/0027-compressed-deduplicated-bodies.md).
  */
 export interface BodiesTable {
-  /** SHA-256 of the UTF-8 HTML, lowercase hex. */
+  /** SHA-256 of the bytes (a version's HTML in UTF-8, or a file), lowercase hex. */
   hash: string;
-  /** How `data` is encoded: `br` (storage/bodies.ts). */
+  /** How `data` is encoded: `br` or `identity` (storage/bodies.ts). */
   codec: string;
   data: Buffer;
-  /** Length of the UTF-8 HTML. */
+  /** Length of the bytes. */
   size_bytes: number;
-  /** How many versions use this body; the row is deleted when it reaches zero. */
+  /** How many versions and version files use this body; the row is deleted when it reaches zero. */
   refs: number;
 }
 
@@ -218,6 +234,7 @@ export interface Database {
   drops: DropsTable;
   versions: VersionsTable;
   version_warnings: VersionWarningsTable;
+  version_files: VersionFilesTable;
   bodies: BodiesTable;
   rate_windows: RateWindowsTable;
   oauth_clients: OAuthClientsTable;

@@ -7,7 +7,7 @@ import type { Kysely } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, DIALECTS, openAtMigration, type TestDatabase } from '../../test/databases.js';
 import { newContentLabel } from '../domain/content-origin.js';
-import type { NewComment, NewDrop, Store } from '../domain/store.js';
+import type { NewComment, NewDrop, NewFile, Store } from '../domain/store.js';
 import type { Account, ViewBatch } from '../domain/types.js';
 import type { Database } from './schema.js';
 
@@ -603,6 +603,139 @@ for (const dialect of DIALECTS) {
       await Promise.all(slugs.map((slug) => store.deleteDrop(slug)));
       expect(await bodyOf(html)).toBeUndefined();
     });
+    /** Bytes that brotli cannot shrink, as a PNG's are: random, from a fixed seed (so two calls give the same bytes). */
+    const packed = (size: number, seed: number) => {
+      const bytes = Buffer.alloc(size);
+      let x = seed * 2654435761 + 1;
+      for (let i = 0; i < size; i++) {
+        x ^= x << 13;
+        x ^= x >>> 17;
+        x ^= x << 5;
+        bytes[i] = x & 0xff;
+      }
+      return bytes;
+    };
+    const png = (bytes: Buffer) => ({ path: 'img/chart.png', contentType: 'image/png', bytes });
+    const withFiles = (html: string, files: NewFile[]) => ({ ...version(html), files });
+    /** Every stored body: how many, their stored bytes. */
+    const storedBodies = async () => {
+      const rows = await raw.selectFrom('bodies').select(['hash', 'data', 'refs']).execute();
+      return { count: rows.length, bytes: rows.reduce((sum, row) => sum + row.data.length, 0) };
+    };
+
+    it('stores a 1 MiB image once for 20 versions that carry it, kept as it is, and frees it with its last user', async () => {
+      const image = packed(1_048_576, 20);
+      const hash = createHash('sha256').update(image).digest('hex');
+      const before = await storedBodies();
+      const v1 = { html: '<p>v1 with an image</p>', files: [png(image)] };
+      const slug = (await store.createDrop(newDrop(account.id, v1), 1000))?.slug ?? '';
+      for (let i = 2; i <= 20; i++) {
+        expect(
+          await store.appendVersion(slug, withFiles(`<p>v${i} with an image</p>`, [png(image)]), {}, 100),
+        ).toMatchObject({
+          latestVersion: i,
+        });
+      }
+      const stored = await raw
+        .selectFrom('bodies')
+        .select(['refs', 'codec', 'size_bytes', 'data'])
+        .where('hash', '=', hash)
+        .executeTakeFirstOrThrow();
+      expect({ refs: Number(stored.refs), codec: stored.codec, size: Number(stored.size_bytes) }).toEqual({
+        refs: 20,
+        codec: 'identity',
+        size: image.length,
+      });
+      expect(Buffer.from(stored.data).equals(image)).toBe(true);
+      const after = await storedBodies();
+      // The image once, and 20 small HTML bodies (v1's and 19 others).
+      expect(after.count - before.count).toBe(21);
+      expect(after.bytes - before.bytes).toBeLessThan(image.length + 21 * 100);
+      expect((await store.listVersionFiles(slug, 7)).get(7)).toEqual([
+        { path: 'img/chart.png', sizeBytes: image.length, contentType: 'image/png', sha256: hash },
+      ]);
+      const served = await store.getVersionFile(slug, undefined, 'img/chart.png');
+      expect(served?.version).toBe(20);
+      expect(served?.bytes.equals(image)).toBe(true);
+      for (let i = 1; i < 20; i++) await store.deleteVersion(slug, i, T0);
+      expect((await raw.selectFrom('bodies').select('refs').where('hash', '=', hash).executeTakeFirst())?.refs).toBe(1);
+      expect(await store.deleteDrop(slug)).toBe(true);
+      expect(await raw.selectFrom('bodies').select('refs').where('hash', '=', hash).executeTakeFirst()).toBeUndefined();
+      expect(await storedBodies()).toEqual(before);
+    });
+
+    it("compresses a text file only when that pays, and counts one body for a file equal to another drop's HTML", async () => {
+      const css = `body{margin:0}${'.row{display:flex;gap:4px}'.repeat(400)}`;
+      const html = report('file-equals-html');
+      const slug =
+        (
+          await store.createDrop(
+            newDrop(account.id, {
+              files: [
+                { path: 'style.css', contentType: 'text/css; charset=utf-8', bytes: Buffer.from(css) },
+                { path: 'copy.html', contentType: 'text/html; charset=utf-8', bytes: Buffer.from(html) },
+                { path: 'tiny.txt', contentType: 'text/plain; charset=utf-8', bytes: Buffer.from('hi') },
+              ],
+            }),
+            1000,
+          )
+        )?.slug ?? '';
+      const other = (await store.createDrop(newDrop(account.id, { html }), 1000))?.slug ?? '';
+      expect(await bodyOf(css)).toMatchObject({ codec: 'br', size: css.length });
+      expect((await bodyOf(css))?.stored).toBeLessThan(css.length / 4);
+      expect(await bodyOf('hi')).toMatchObject({ codec: 'identity', stored: 2 });
+      expect(await bodyOf(html)).toMatchObject({ refs: 2 });
+      expect((await store.getVersionFile(slug, 1, 'style.css'))?.bytes.toString()).toBe(css);
+      expect(await store.getVersionFile(slug, 1, 'nope.css')).toBeUndefined();
+      expect(await store.getVersionFile(slug, 2, 'style.css')).toBeUndefined();
+      await store.deleteDrop(slug);
+      expect(await bodyOf(css)).toBeUndefined();
+      expect(await bodyOf(html)).toMatchObject({ refs: 1 });
+      expect((await store.getVersionContent(other, 1))?.html).toBe(html);
+      await store.deleteDrop(other);
+    });
+
+    it('restores a version with its files by reference, and refuses a restore from a version deleted meanwhile', async () => {
+      const image = packed(200_000, 21);
+      const hash = createHash('sha256').update(image).digest('hex');
+      const slug = (await store.createDrop(newDrop(account.id, { files: [png(image)] }), 1000))?.slug ?? '';
+      await store.appendVersion(slug, version('<p>two</p>'), {}, 10);
+      expect(await store.appendVersion(slug, { ...version('<p>x</p>'), filesOf: 1 }, {}, 10)).toMatchObject({
+        latestVersion: 3,
+      });
+      expect((await store.listVersionFiles(slug)).get(3)?.map((f) => f.sha256)).toEqual([hash]);
+      expect((await store.listVersionFiles(slug)).has(2)).toBe(false);
+      expect((await raw.selectFrom('bodies').select('refs').where('hash', '=', hash).executeTakeFirst())?.refs).toBe(2);
+      expect(await store.appendVersion(slug, { ...version('<p>y</p>'), filesOf: 9 }, {}, 10)).toBe('version_not_found');
+      expect((await store.listVersions(slug)).map((v) => v.version)).toEqual([3, 2, 1]);
+      await store.deleteDrop(slug);
+      expect(await raw.selectFrom('bodies').select('refs').where('hash', '=', hash).executeTakeFirst()).toBeUndefined();
+    });
+
+    it('counts concurrent writers of one file exactly, also racing the delete of its last user', async () => {
+      const image = packed(300_000, 22);
+      const hash = createHash('sha256').update(image).digest('hex');
+      const first = (await store.createDrop(newDrop(account.id, { files: [png(image)] }), 1000))?.slug ?? '';
+      const [created, , deleted] = await Promise.all([
+        Promise.all(
+          Array.from({ length: 8 }, () => store.createDrop(newDrop(account.id, { files: [png(image)] }), 1000)),
+        ),
+        Promise.all(
+          Array.from({ length: 4 }, (_, i) =>
+            store.appendVersion(first, withFiles(`<p>${i}</p>`, [png(image)]), {}, 100),
+          ),
+        ),
+        store.deleteDrop(first),
+      ]);
+      expect(deleted).toBe(true);
+      expect((await raw.selectFrom('bodies').select('refs').where('hash', '=', hash).executeTakeFirst())?.refs).toBe(8);
+      const slugs = created.map((d) => d?.slug ?? '');
+      for (const slug of slugs)
+        expect((await store.getVersionFile(slug, 1, 'img/chart.png'))?.bytes.equals(image)).toBe(true);
+      await Promise.all(slugs.map((slug) => store.deleteDrop(slug)));
+      expect(await raw.selectFrom('bodies').select('refs').where('hash', '=', hash).executeTakeFirst()).toBeUndefined();
+    });
+
     // Several instances share PostgreSQL only: SQLite serves one instance (docs/architecture.md, "Multi-instance
     // coordination"), whose writes the tests above already race.
     it.skipIf(dialect === 'sqlite')(

@@ -1,4 +1,5 @@
 /** htmldrop-server migrate-data: a SQLite deployment moved to PostgreSQL, nothing lost, then served from there. */
+import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -17,6 +18,11 @@ afterAll(async () => {
   fs.rmSync(sqliteDir, { recursive: true, force: true });
   await target.drop();
 });
+
+const FILES = {
+  'img/a.png': { content: randomBytes(5000).toString('base64'), encoding: 'base64' },
+  'style.css': { content: `p{color:red}${' .x{margin:0}'.repeat(200)}` },
+};
 
 const call = (base: string, token: string, method: string, p: string, body?: unknown) =>
   fetch(`${base}${p}`, {
@@ -38,6 +44,8 @@ describe('migrate-data', () => {
         metadata: { n: String(i) },
         context: i === 0 ? 'why' : undefined,
         passcode: i === 2 ? 'secret-code' : undefined,
+        // docs/api.md, "Many files in one drop": a file kept as it is and one stored compressed.
+        files: i === 1 ? FILES : undefined,
       });
       slugs.push(((await created.json()) as { slug: string }).slug);
     }
@@ -49,6 +57,7 @@ describe('migrate-data', () => {
     });
     await call(before.baseUrl, token, 'POST', `/api/drops/${slugs[0]}/comments`, { body: 'kept across databases' });
     await fetch(`${before.baseUrl}/p/${slugs[1]}`);
+    const filesBefore = await (await call(before.baseUrl, token, 'GET', `/api/drops/${slugs[1]}/v/1`)).json();
     await before.stop();
     const listBefore = await (async () => {
       const again = await startServer(env);
@@ -64,6 +73,7 @@ describe('migrate-data', () => {
     expect(migrated.code, migrated.stderr).toBe(0);
     expect(migrated.stderr).toContain('verified versions: 4 rows');
     expect(migrated.stderr).toContain('verified version_warnings: 1 rows');
+    expect(migrated.stderr).toContain('verified version_files: 2 rows');
     expect(migrated.stdout).toMatch(/migrated and verified \d+ rows/);
 
     const after = await startServer({
@@ -82,6 +92,9 @@ describe('migrate-data', () => {
         context: string;
       };
       expect(version.context).toBe('why');
+      const filesAfter = await (await call(after.baseUrl, token, 'GET', `/api/drops/${slugs[1]}/v/1`)).json();
+      expect((filesAfter as { files: unknown[] }).files).toHaveLength(2);
+      expect(filesAfter).toEqual(filesBefore);
       const feedback = (await (await call(after.baseUrl, token, 'GET', `/api/drops/${slugs[0]}/comments`)).json()) as {
         data: Array<{ body: string }>;
       };

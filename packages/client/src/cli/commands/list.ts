@@ -1,5 +1,5 @@
 /** Commands that read drops: list, show, versions (docs/api.md section 4.3). */
-import type { Drop, SortBy, SortOrder, VersionListItem } from '../../types.js';
+import type { Drop, SortBy, SortOrder, VersionFile, VersionListItem } from '../../types.js';
 import { integer, list, parsePairs, positional, str, usage, type Values } from '../args.js';
 import type { Command } from '../context.js';
 import { bytes, dropDetails, table, tags, when } from '../format.js';
@@ -88,6 +88,16 @@ export const listCommand: Command = {
   },
 };
 
+/** A version's files (docs/api.md, "Many files in one drop"), one per line with its size and type; none: nothing. */
+function filesLines(files: readonly VersionFile[], total: number | undefined): string[] {
+  if (files.length === 0) return [];
+  const width = Math.max(...files.map((f) => f.path.length));
+  return [
+    `Files    ${files.length}, ${bytes(total ?? 0)} with the HTML`,
+    ...files.map((f) => `  ${f.path.padEnd(width)}  ${bytes(f.size_bytes).padStart(10)}  ${f.content_type}`),
+  ];
+}
+
 /** `htmldrop show`. */
 export const show: Command = {
   usage: 'show <slug> [--version n]',
@@ -104,6 +114,7 @@ export const show: Command = {
         [
           `Version  ${record.version}${record.is_latest ? ' (latest)' : ''} of ${record.slug}`,
           `Size     ${bytes(record.size_bytes)}`,
+          ...filesLines(record.files ?? [], record.total_bytes),
           `Created  ${when(record.created_at)}`,
           `Context  ${record.context === null ? '-' : `\n${record.context}`}`,
         ].join('\n'),

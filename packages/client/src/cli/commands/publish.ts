@@ -1,13 +1,17 @@
 /**
  * Commands that upload a document: publish (a new drop, or the upsert by tags of docs/api.md section 4.3) and update
- * (a new version of a drop).
+ * (a new version of a drop). Either takes one HTML file, stdin, or a folder: its index.html with the files beside it
+ * (docs/api.md, "Many files in one drop").
  */
+import fs from 'node:fs/promises';
+import path from 'node:path';
 import type { HtmlDropClient } from '../../client.js';
 import { describeExpiry } from '../../expires.js';
+import { type FolderEntry, INDEX, readFolder } from '../../folder.js';
 import { assertPublishable, checkHtml, documentTitle, type HtmlWarning } from '../../html-checks.js';
 import { describeNetwork, sameNetwork } from '../../network.js';
 import { readTextSource } from '../../source.js';
-import type { Drop, Metadata } from '../../types.js';
+import type { Drop, DropFiles, Metadata } from '../../types.js';
 import { describeMatch, type UpsertConflict, type UpsertInput, upsertDrop, withWarningsOf } from '../../upsert.js';
 import {
   bool,
@@ -34,13 +38,64 @@ interface Published {
   readonly conflicts?: readonly UpsertConflict[];
 }
 
-/** Reads the document ("-" is stdin), refuses what is not publishable, and warns about what breaks standalone. */
-async function readHtml(ctx: Context, file: string, force: boolean) {
-  const source = await readTextSource(file, { stdin: ctx.io.stdin });
+/** What publish and update upload: the document, and a folder's files with their listing. */
+interface Upload {
+  readonly html: string;
+  readonly name: string;
+  readonly warnings: readonly HtmlWarning[];
+  /** A folder's files; absent for one HTML file. */
+  readonly files?: DropFiles;
+  readonly entries: readonly FolderEntry[];
+  readonly skipped: readonly string[];
+  readonly totalBytes: number;
+}
+
+/**
+ * Reads the document ("-" is stdin) or a folder (its index.html and the files beside it), refuses what is not
+ * publishable, and warns about what will break: in a standalone document its references to local files, in a folder
+ * references that are absolute, leave it or name no file of it.
+ */
+async function readUpload(ctx: Context, target: string, force: boolean): Promise<Upload> {
+  const isFolder = target !== '-' && (await fs.stat(target).catch(() => undefined))?.isDirectory() === true;
+  if (isFolder) {
+    const folder = await readFolder(target, { force });
+    const name = path.join(target, INDEX);
+    for (const w of folder.warnings) ctx.out.warn(`${target}: ${w.message}`);
+    const { html, warnings, files, entries, skipped, totalBytes } = folder;
+    return { html, name, warnings, files, entries, skipped, totalBytes };
+  }
+  const source = await readTextSource(target, { stdin: ctx.io.stdin });
   assertPublishable(source.text, { force, name: source.name });
   const warnings = checkHtml(source.text);
   for (const w of warnings) ctx.out.warn(`${source.name}: ${w.message}`);
-  return { html: source.text, name: source.name, warnings };
+  return { html: source.text, name: source.name, warnings, entries: [], skipped: [], totalBytes: source.bytes };
+}
+
+/** `--dry-run`: what would be uploaded, and nothing sent. */
+function dryRun(ctx: Context, upload: Upload): void {
+  const { name, entries, skipped, totalBytes, warnings } = upload;
+  const size = Buffer.byteLength(upload.html);
+  const json = {
+    action: 'dry_run',
+    document: name,
+    size_bytes: size,
+    files: entries,
+    total_bytes: totalBytes,
+    skipped,
+    warnings: warningsJson(warnings),
+  };
+  ctx.out.result(json, () => {
+    const width = Math.max(0, ...entries.map((e) => e.path.length));
+    const lines = [
+      `Would upload ${name} (${size.toLocaleString('en-US')} B)${entries.length === 0 ? '' : ` with ${entries.length} file(s)`}, ${totalBytes.toLocaleString('en-US')} B in all:`,
+      ...entries.map(
+        (e) => `  ${e.path.padEnd(width)}  ${e.size_bytes.toLocaleString('en-US').padStart(12)} B  ${e.encoding}`,
+      ),
+    ];
+    if (skipped.length > 0) lines.push(`Skipped: ${skipped.join(', ')}`);
+    lines.push('Nothing was sent (--dry-run).');
+    return lines.join('\n');
+  });
 }
 
 /** The text of --context-file (at most 1 MiB read), or undefined without it. */
@@ -132,9 +187,13 @@ function warningsJson(warnings: readonly HtmlWarning[]) {
 /** `htmldrop publish`. */
 export const publish: Command = {
   usage:
-    'publish <file|-> [--title <t>] [--description <d>] [--context-file <f>] [--passcode <p>] [--comments <who>] [--expires <when>] [--network <policy>] [--meta k=v]... [--upsert k=v]... [--resolves <ids>] [--block] [--force] [--open]',
-  summary: 'Publish a standalone HTML document (new drop, or upsert by tags)',
+    'publish <file|dir|-> [--title <t>] [--description <d>] [--context-file <f>] [--passcode <p>] [--comments <who>] [--expires <when>] [--network <policy>] [--meta k=v]... [--upsert k=v]... [--resolves <ids>] [--block] [--force] [--dry-run] [--open]',
+  summary: 'Publish an HTML document, or a folder of files (new drop, or upsert by tags)',
   help: `Uploads one complete, standalone HTML document ("-" reads stdin) and prints its public URL.
+
+A folder publishes <dir>/index.html as the document with every other file under <dir> beside it (images,
+stylesheets, scripts, data, fonts: a report with its charts, a Vite build's dist/), loaded by relative URL.
+Dotfiles and dot-folders (.git/, .DS_Store) are skipped. Names must be letters, digits, ".", "_" and "-".
 
   --title <t>           title (default: the document's <title>)
   --description <d>     description (at most 500 characters)
@@ -162,10 +221,12 @@ export const publish: Command = {
                         phone numbers): exit 8, the findings on stderr. Without it they are published and the
                         findings printed on stderr as warnings (and in the JSON result's drop.warnings)
   --force               upload even if the file does not look like HTML
+  --dry-run             list what would be uploaded (the document and each file, with sizes) and send nothing
   --open                open the drop in a browser afterwards
 
 Before uploading it warns about what breaks in a standalone document: relative src/href to local files, a missing
-<!doctype html>, a size near the 2 MiB limit.
+<!doctype html>, a size near the 2 MiB limit. For a folder: references that are absolute (/img/a.png), leave the
+folder (../a.png) or name no file of it.
 
 When the service gives each drop its own origin, the result names it ("Own origin", drop.content_url): there the
 document's localStorage, IndexedDB and cookies work.`,
@@ -182,10 +243,11 @@ document's localStorage, IndexedDB and cookies work.`,
     resolves: { type: 'string', multiple: true },
     block: { type: 'boolean' },
     force: { type: 'boolean' },
+    'dry-run': { type: 'boolean' },
     open: { type: 'boolean' },
   },
   async run(ctx, values, args) {
-    const file = positional(args, 0, 'file|-', 'publish');
+    const file = positional(args, 0, 'file|dir|-', 'publish');
     if (args.length > 1) throw usage(`publish takes one file (got ${args.length}).`);
     const meta = parsePairs(list(values, 'meta'), '--meta');
     const match = parsePairs(list(values, 'upsert'), '--upsert');
@@ -199,10 +261,15 @@ document's localStorage, IndexedDB and cookies work.`,
         '--resolves marks comments resolved in a new version: use it with --upsert, or run: htmldrop update.',
       );
     }
-    const { html, name, warnings } = await readHtml(ctx, file, bool(values, 'force'));
+    const upload = await readUpload(ctx, file, bool(values, 'force'));
+    const { html, name, warnings } = upload;
+    if (bool(values, 'dry-run')) return dryRun(ctx, upload);
     const title = str(values, 'title') ?? documentTitle(html);
     if (title === undefined) throw usage(`--title is required: ${name} has no <title>.`);
-    const optional = optionalFields(values, await readContext(str(values, 'context-file'), ctx));
+    const optional = {
+      ...optionalFields(values, await readContext(str(values, 'context-file'), ctx)),
+      ...(upload.files === undefined ? {} : { files: upload.files }),
+    };
     const { client } = await ctx.authenticated();
     const metadata: { metadata?: Metadata } = Object.keys(meta).length > 0 ? { metadata: meta } : {};
     let result: Published;
@@ -233,9 +300,11 @@ document's localStorage, IndexedDB and cookies work.`,
 /** `htmldrop update`. */
 export const update: Command = {
   usage:
-    'update <slug> <file|-> [--title <t>] [--description <d>] [--context-file <f>] [--meta k=v]... [--resolves <ids>] [--comments <who>] [--expires <when>] [--network <policy>] [--if-match <n>] [--block] [--force]',
+    'update <slug> <file|dir|-> [--title <t>] [--description <d>] [--context-file <f>] [--meta k=v]... [--resolves <ids>] [--comments <who>] [--expires <when>] [--network <policy>] [--if-match <n>] [--block] [--force] [--dry-run]',
   summary: 'Upload a new version of a drop',
-  help: `Uploads a new version of <slug> (same URL, latest_version + 1). "-" reads stdin.
+  help: `Uploads a new version of <slug> (same URL, latest_version + 1). "-" reads stdin; a folder uploads its
+index.html with the files beside it (see publish). A version is complete in itself: an HTML file alone makes a
+version without files; unchanged files cost the service no storage.
 
   --title <t>, --description <d>   change them too
   --context-file <f>               context (reasoning trace) of this version
@@ -252,7 +321,8 @@ export const update: Command = {
                                    the exit code is 7 (version_conflict), naming the latest version
   --block                          upload nothing if the service finds what looks like secrets or personal
                                    data: exit 8, the findings on stderr (without it: warnings on stderr)
-  --force                          upload even if the file does not look like HTML`,
+  --force                          upload even if the file does not look like HTML
+  --dry-run                        list what would be uploaded and send nothing`,
   options: {
     title: { type: 'string' },
     description: { type: 'string' },
@@ -265,17 +335,20 @@ export const update: Command = {
     'if-match': { type: 'string' },
     block: { type: 'boolean' },
     force: { type: 'boolean' },
+    'dry-run': { type: 'boolean' },
   },
   async run(ctx, values, args) {
     const slug = positional(args, 0, 'slug', 'update');
-    const file = positional(args, 1, 'file|-', 'update');
+    const file = positional(args, 1, 'file|dir|-', 'update');
     const meta = parsePairs(list(values, 'meta'), '--meta');
     const comments = commentSetting(values);
     const resolves = idList(values, 'resolves');
     const expires = expiresOption(values);
     const network = networkOption(values);
     const ifMatch = ifMatchOption(values);
-    const { html, warnings } = await readHtml(ctx, file, bool(values, 'force'));
+    const upload = await readUpload(ctx, file, bool(values, 'force'));
+    const { html, warnings } = upload;
+    if (bool(values, 'dry-run')) return dryRun(ctx, upload);
     const context = await readContext(str(values, 'context-file'), ctx);
     const title = str(values, 'title');
     const description = str(values, 'description');
@@ -285,6 +358,7 @@ export const update: Command = {
       slug,
       {
         html,
+        ...(upload.files === undefined ? {} : { files: upload.files }),
         ...(title === undefined ? {} : { title }),
         ...(description === undefined ? {} : { description }),
         ...(context === undefined ? {} : { context }),

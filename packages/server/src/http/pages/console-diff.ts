@@ -7,7 +7,7 @@
 import type { VersionDiff } from '../../domain/diff.js';
 import type { DropRecord, VersionInfo } from '../../domain/types.js';
 import type { Who } from './console.js';
-import { consoleShell, notice } from './console-layout.js';
+import { consoleShell, fileHref, notice } from './console-layout.js';
 import { escapeHtml } from './layout.js';
 
 /** Diff lines shown on the page; the rest is counted and left to the API. */
@@ -28,7 +28,8 @@ tr.add{background:color-mix(in srgb,var(--ok) 14%,var(--card))}tr.add .sign{colo
 tr.del{background:color-mix(in srgb,var(--danger) 12%,var(--card))}tr.del .sign{color:var(--danger)}
 tr.hunk td{background:var(--chip);color:var(--muted);padding:3px 8px}tr.note td{color:var(--muted);font-style:italic}
 .notice.warn{background:var(--chip);border-left:4px solid var(--muted)}
-.count-add{color:var(--ok);font-weight:700}.count-del{color:var(--danger);font-weight:700}</style>`;
+.count-add{color:var(--ok);font-weight:700}.count-del{color:var(--danger);font-weight:700}
+.file-changes{padding-left:18px;overflow-wrap:anywhere}h3{font-size:1rem;margin:12px 0 4px}</style>`;
 
 const dropPath = (slug: string) => `/console/drops/${encodeURIComponent(slug)}`;
 const viewHref = (slug: string, n: number) => `/p/${encodeURIComponent(slug)}?v=${n}`;
@@ -117,10 +118,56 @@ export interface DiffPage {
   readonly nonce: string;
   readonly drop: DropRecord;
   readonly versions: readonly VersionInfo[];
+  /** `<origin>/` of the drop's own origin, where its files open; null: its raw folder. */
+  readonly contentUrl: string | null;
+  /** Whether either version compared has files: then the Files section says so even when nothing changed. */
+  readonly hasFiles?: boolean;
   /** The diff, or why there is none (the refusal's message). */
   readonly diff?: VersionDiff;
   readonly error?: string;
   readonly choice?: CompareChoice;
+}
+
+/**
+ * The files added, removed and changed from one version to the other (docs/api.md, "Many files in one drop"), each a
+ * link to the file in the version that has it (a changed one in both); nothing when neither version has files.
+ */
+function filesSection(page: DiffPage, diff: VersionDiff): string {
+  const { added, removed, changed } = diff.files;
+  // A changed file's links read "v1", "v2"; the hidden rest names the file for a screen reader.
+  const link = (version: number, path: string, text = path) =>
+    `<a href="${escapeHtml(fileHref(page.drop.slug, page.contentUrl, version, path))}">${escapeHtml(text)}${text === path ? '' : `<span class="sr-only"> of ${escapeHtml(path)}</span>`}</a>`;
+  const group = (id: string, title: string, paths: readonly string[], item: (path: string) => string) =>
+    paths.length === 0
+      ? ''
+      : `<h3 id="${id}-h">${title} <span class="muted">(${paths.length})</span></h3><ul class="file-changes" id="${id}" aria-labelledby="${id}-h">${paths.map((p) => `<li>${item(p)}</li>`).join('')}</ul>`;
+  const lists = [
+    group(
+      'files-added',
+      '<span class="count-add">+</span> Added',
+      added,
+      (p) => `<span class="mono">${link(diff.to, p)}</span>`,
+    ),
+    group(
+      'files-removed',
+      '<span class="count-del">−</span> Removed',
+      removed,
+      (p) => `<span class="mono">${link(diff.from, p)}</span>`,
+    ),
+    group(
+      'files-changed',
+      'Changed',
+      changed,
+      (p) =>
+        `<span class="mono">${escapeHtml(p)}</span> ${link(diff.from, p, `v${diff.from}`)} → ${link(diff.to, p, `v${diff.to}`)}`,
+    ),
+  ].join('');
+  if (lists === '' && !page.hasFiles) return '';
+  const body =
+    lists === ''
+      ? '<p id="files-same">The two versions have the same files.</p>'
+      : `<p id="files-counts">${plural(added.length, 'file')} added, ${removed.length.toLocaleString('en')} removed, ${changed.length.toLocaleString('en')} changed.</p>${lists}`;
+  return `<section aria-labelledby="files-h"><h2 id="files-h">Files</h2>${body}</section>`;
 }
 
 function changesSection(page: DiffPage, diff: VersionDiff): string {
@@ -156,9 +203,9 @@ export function diffPage(page: DiffPage): string {
   const title =
     diff === undefined ? `Compare versions of ${drop.title}` : `v${diff.from} → v${diff.to} of ${drop.title}`;
   const body = `<p><a href="${dropPath(drop.slug)}">← ${escapeHtml(drop.title)}</a></p>
-<h1 id="diff-title">Compare versions</h1><p class="muted">Of <strong>${escapeHtml(drop.title)}</strong> (<span class="mono">${escapeHtml(drop.slug)}</span>): what changed in the HTML.</p>
+<h1 id="diff-title">Compare versions</h1><p class="muted">Of <strong>${escapeHtml(drop.title)}</strong> (<span class="mono">${escapeHtml(drop.slug)}</span>): what changed in the HTML and in the files beside it.</p>
 ${page.error === undefined ? '' : notice('err', page.error)}
 <section aria-labelledby="compare-h"><h2 id="compare-h">Versions</h2>${compareForm(drop, page.versions, choice) || '<p class="muted">This drop has one version.</p>'}</section>
-${diff === undefined ? '' : changesSection(page, diff)}`;
+${diff === undefined ? '' : changesSection(page, diff)}${diff === undefined ? '' : filesSection(page, diff)}`;
   return consoleShell({ title, nonce: page.nonce, who: page.who, current: 'drops', body, style: STYLE });
 }

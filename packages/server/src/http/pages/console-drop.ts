@@ -2,10 +2,10 @@
 import type { DropComments } from '../../domain/comments.js';
 import type { NetworkPolicy } from '../../domain/network.js';
 import type { Finding } from '../../domain/scan.js';
-import type { CommentRecord, DropRecord, DropViewStats, VersionInfo } from '../../domain/types.js';
+import type { CommentRecord, DropRecord, DropViewStats, VersionFile, VersionInfo } from '../../domain/types.js';
 import type { Who } from './console.js';
 import { compareForm } from './console-diff.js';
-import { consoleShell, copyableCommand, csrfField, notice, sizeText, timeTag } from './console-layout.js';
+import { consoleShell, copyableCommand, csrfField, fileHref, notice, sizeText, timeTag } from './console-layout.js';
 import { escapeHtml } from './layout.js';
 
 export interface DropPage {
@@ -16,6 +16,8 @@ export interface DropPage {
   /** `<origin>/` of the drop's own origin, or null when none is configured (docs/api.md, "Each drop on its own origin"). */
   readonly contentUrl: string | null;
   readonly versions: readonly VersionInfo[];
+  /** Each version's files, by version number (docs/api.md, "Many files in one drop"); none: no entry. */
+  readonly files: ReadonlyMap<number, readonly VersionFile[]>;
   /** Read receipts (docs/api.md, "Read receipts"). */
   readonly stats: DropViewStats;
   /** A page of the drop's comments (newest first) and their counts. */
@@ -148,7 +150,9 @@ function networkFieldset(form: { readonly network: string; readonly networkOrigi
 }
 
 /** The network control's two columns (one on a phone), and the origins hidden unless they apply. */
-const STYLE = `<style>.comment .pick{width:1.1rem;height:1.1rem;margin:0 8px 0 0;vertical-align:-2px}.moderation{margin:0 0 12px}
+const STYLE = `<style>details.files summary{cursor:pointer}#version-list td.num{white-space:nowrap}
+.file-list{margin:6px 0 0;padding:0;list-style:none;font-size:.9rem;text-align:left}
+.file-list li{overflow-wrap:anywhere;margin:0 0 4px}.comment .pick{width:1.1rem;height:1.1rem;margin:0 8px 0 0;vertical-align:-2px}.moderation{margin:0 0 12px}
 .network-fields{display:grid;grid-template-columns:repeat(auto-fit,minmax(250px,1fr));gap:0 12px;align-items:start}
 .network-fields:has(#network option[value=list]:not(:checked)) .network-origins{display:none}</style>`;
 
@@ -179,6 +183,7 @@ function versionRow(page: DropPage, version: VersionInfo): string {
       : `<form method="post" action="${base}/delete" data-confirm="Delete version ${n}? This cannot be undone.">${csrfField(who.csrf)}<button class="danger" type="submit" aria-label="Delete version ${n}">Delete</button></form>`;
   return `<tr data-version="${n}"><td class="title-cell"><strong>Version ${n}</strong>${latest ? ' <span class="badge">latest</span>' : ''}${warningBadge(page, n)}</td>
 <td data-label="Published">${timeTag(version.createdAt)}</td><td data-label="Size" class="num">${sizeText(version.sizeBytes)}</td>
+<td data-label="Files">${filesCell(page, n, version.sizeBytes)}</td>
 <td data-label="Context">${version.hasContext ? 'Yes' : '<span class="muted">No</span>'}</td>
 <td data-label="Views" class="num">${viewsOf(page, n)}</td>
 <td data-label="Actions"><div class="row"><a class="button" href="/p/${encodeURIComponent(drop.slug)}?v=${n}" aria-label="Open version ${n}">Open</a>${restore}${remove}</div></td></tr>`;
@@ -186,7 +191,7 @@ function versionRow(page: DropPage, version: VersionInfo): string {
 
 function versionsSection(page: DropPage): string {
   return `<section aria-labelledby="versions-h"><h2 id="versions-h">Versions</h2>
-<table class="cards" id="version-list"><thead><tr><th scope="col">Version</th><th scope="col">Published</th><th scope="col" class="num">Size</th><th scope="col">Context</th><th scope="col" class="num">Views</th><th scope="col">Actions</th></tr></thead>
+<table class="cards" id="version-list"><thead><tr><th scope="col">Version</th><th scope="col">Published</th><th scope="col" class="num">Size</th><th scope="col">Files</th><th scope="col">Context</th><th scope="col" class="num">Views</th><th scope="col">Actions</th></tr></thead>
 <tbody>${page.versions.map((version) => versionRow(page, version)).join('')}</tbody></table>${compareForm(page.drop, page.versions)}</section>`;
 }
 
@@ -221,6 +226,32 @@ function warningsSection(page: DropPage): string {
     .join('');
   return `<section aria-labelledby="warnings-h" id="warnings"><h2 id="warnings-h">Warnings</h2>
 <p class="muted">When these versions were published, they carried what looks like secrets or personal data. They are public while the version exists: publish a version without them, revoke or rotate any key shown, then delete the version that carried it.</p>${list}</section>`;
+}
+
+/** Files listed per version on the page; more are counted, and the API lists them all. */
+const MAX_LISTED_FILES = 100;
+
+/**
+ * A version's files (docs/api.md, "Many files in one drop"): how many and the version's size with them, opening to
+ * the list (a `<details>`, no script needed), each file a link to it with its size and type.
+ */
+function filesCell(page: DropPage, version: number, htmlBytes: number): string {
+  const files = page.files.get(version) ?? [];
+  if (files.length === 0) return '<span class="muted">None</span>';
+  const total = files.reduce((sum, file) => sum + file.sizeBytes, htmlBytes);
+  const { slug } = page.drop;
+  const items = files
+    .slice(0, MAX_LISTED_FILES)
+    .map(
+      (file) =>
+        `<li><a class="mono" href="${escapeHtml(fileHref(slug, page.contentUrl, version, file.path))}">${escapeHtml(file.path)}</a> <span class="muted">${sizeText(file.sizeBytes)} · ${escapeHtml(file.contentType.split(';')[0] ?? '')}</span></li>`,
+    )
+    .join('');
+  const more =
+    files.length > MAX_LISTED_FILES
+      ? `<li class="muted">and ${files.length - MAX_LISTED_FILES} more (<span class="mono">GET /api/drops/${escapeHtml(slug)}/v/${version}</span> lists them all)</li>`
+      : '';
+  return `<details class="files" id="files-v${version}"><summary>${files.length} file${files.length === 1 ? '' : 's'} · ${sizeText(total)} in all</summary><ul class="file-list">${items}${more}</ul></details>`;
 }
 
 /** A version's views and distinct viewers, as the versions table shows them. */

@@ -112,6 +112,15 @@ export function sizeText(bytes: number): string {
   return `${(bytes / 1024 / 1024).toFixed(2)} MB`;
 }
 
+/**
+ * Where a version's file opens (docs/api.md, "Many files in one drop"): on the drop's own origin when it has one
+ * (`<content_url>v/<n>/<path>`), else in its raw folder (`/p/<slug>/raw/v/<n>/<path>`).
+ */
+export function fileHref(slug: string, contentUrl: string | null, version: number, path: string): string {
+  const inFolder = `v/${version}/${path}`;
+  return contentUrl === null ? `/p/${encodeURIComponent(slug)}/raw/${inFolder}` : `${contentUrl}${inFolder}`;
+}
+
 /** A command to copy, with a copy button that the script shows (hidden without JavaScript). */
 export function copyableCommand(id: string, command: string, label: string): string {
   return `<div class="row"><pre class="cmd" id="${id}" aria-label="${escapeHtml(label)}">${escapeHtml(command)}</pre>

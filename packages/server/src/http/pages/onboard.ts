@@ -12,8 +12,10 @@ function introSection(b: string): string {
   return `# htmldrop: publish an HTML document, get a public URL
 
 Service: ${b}
-You upload one **complete, standalone HTML document** (inline CSS/JS, or assets from public CDNs; no local files,
-no build step). You get a public URL that never changes; uploading again creates a new numbered version behind it.`;
+You upload one **complete, standalone HTML document** (inline CSS/JS, or assets from public CDNs; no build step),
+or that document with the **files it loads by relative URL** (images, CSS, scripts, data, fonts: a folder such as a
+report with its charts, or a build's \`dist/\`). You get a public URL that never changes; uploading again creates a new
+numbered version behind it.`;
 }
 
 /** The CLI and the MCP server, the shortest way in. */
@@ -25,6 +27,8 @@ The service hands out its own CLI; nothing else to install:
     alias htmldrop="npx --yes --package=${b}/cli/htmldrop.tgz htmldrop"
     htmldrop login                                   # prints a URL and a code for a human; waits; stores the token
     htmldrop publish report.html --title "Q3 report" # prints the public URL
+    htmldrop publish dist/                           # a folder: dist/index.html with every file beside it
+    htmldrop publish dist/ --dry-run                 # lists what would go (dotfiles are skipped); sends nothing
     htmldrop publish report.html --title "Q3 report" --upsert project=acme --upsert kind=weekly
                                                      # same tags again: a new version behind the same URL
     htmldrop feedback <slug> --wait 60               # waits for comments people leave on the URL; prints them
@@ -117,6 +121,26 @@ Send \`Idempotency-Key: <1-255 visible ASCII chars, e.g. a UUID>\` to retry safe
 body within 24 h answers the first answer again (\`Idempotent-Replayed: true\`) and creates nothing; another body with
 that key is 422 \`idempotency_key_reused\`; a repeat while the first still runs is 409 \`request_in_progress\` (retry
 after \`Retry-After\`). PUT takes it too.`;
+}
+
+/** Step 2b: files beside the document. */
+function filesSection(b: string, l: Limits): string {
+  return `## 2b. Files beside the document (images, CSS, scripts, data, fonts)
+Add \`files\` to the POST (or PUT): path in the drop to \`{"content":"<text>"}\` or
+\`{"content":"<base64>","encoding":"base64"}\`. The document loads them by **relative** URL (\`img/chart.png\`, not
+\`/img/chart.png\`), and every version shows its own files:
+
+    jq -n --rawfile html index.html --rawfile css style.css --arg png "$(base64 -w0 chart.png)" \\
+      '{title:"Q3 report", html:$html, files:{"style.css":{content:$css}, "img/chart.png":{content:$png, encoding:"base64"}}}' \\
+      | curl -s -X POST ${b}/api/drops -H "Authorization: Bearer $HTMLDROP_TOKEN" \\
+          -H 'Content-Type: application/json' --data-binary @-
+
+Paths: 1-255 bytes of \`/\`-separated names of letters, digits, \`.\`, \`_\`, \`-\` (case-sensitive; not \`index.html\` at the
+top, which is the \`html\`); else 400 \`invalid_file_path\` (\`details.path\`). At most ${l.maxFilesPerVersion} files
+(\`too_many_files\`) and ${l.maxVersionBytes} bytes with the HTML (\`version_too_large\`). A PUT without \`files\` makes a version
+without files; sending unchanged files again costs no storage. \`GET /api/drops/<slug>/v/<n>\` lists them (\`files\`:
+path, size_bytes, content_type, sha256; \`total_bytes\`). CLI: \`htmldrop publish <dir>\`; MCP: \`publish\`/\`update\` with
+\`files\` (or \`folder\` on a local MCP server).`;
 }
 
 /** Step 3: a new version behind the same URL. */
@@ -219,6 +243,7 @@ export function onboardMarkdown(config: Config): string {
     cliSection(b),
     tokenSection(b),
     publishSection(b, l),
+    filesSection(b, l),
     updateSection(b),
     lookupSection(b),
     feedbackSection(b),
@@ -247,7 +272,7 @@ export function llmsTxt(config: Config): string {
 - curl: follow ${b}/api/onboard.
 
 ## Key rules
-- The HTML must be one self-contained document (inline assets or public CDNs); it is shown in a sandboxed iframe.
+- The HTML must be one self-contained document (inline assets or public CDNs), or come with the files it loads by relative URL as "files" on POST /api/drops and PUT (path -> {"content"} or {"content","encoding":"base64"}; CLI: htmldrop publish <dir>); it is shown in a sandboxed iframe.
 - Authorization: Bearer hd_... on every /api/ call except /api/onboard and /api/auth/*.
 - Get a token with the device flow: POST /api/auth/start, show verification_url and code to a human, poll GET /api/auth/poll?token= every poll_interval seconds; api_token is returned exactly once.
 - Feedback loop: share the drop's url (people comment in the viewer's Comments panel), wait for comments with GET /api/drops/<slug>/comments?since=<last created_at>&wait=60, then PUT a new version with resolves: [comment ids]. GET /api/drops/<slug>/stats tells whether it was viewed.
@@ -368,6 +393,8 @@ export function agentCard(config: Config) {
     capabilities: agentCapabilities(),
     limits: {
       max_html_bytes: config.limits.maxHtmlBytes,
+      max_files_per_version: config.limits.maxFilesPerVersion,
+      max_version_bytes: config.limits.maxVersionBytes,
       max_context_bytes: config.limits.maxContextBytes,
       max_title_chars: config.limits.maxTitleChars,
       max_description_chars: config.limits.maxDescriptionChars,

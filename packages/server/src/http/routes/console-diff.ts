@@ -10,6 +10,7 @@ import * as drops from '../../domain/drops.js';
 import { isValidSlug, parseVersionNumber } from '../../domain/ids.js';
 import { ApiError, isApiError } from '../../errors.js';
 import { diffPage } from '../pages/console-diff.js';
+import { dropLinks } from '../present.js';
 import type { TypedApp } from '../typed-app.js';
 import { type ConsoleKit, type ConsoleRouteDeps, refusalText } from './console-kit.js';
 
@@ -21,6 +22,7 @@ function choiceOf(query: Readonly<Record<string, unknown>>) {
 }
 
 export function registerDiffPage(app: TypedApp, kit: ConsoleKit, deps: ConsoleRouteDeps): void {
+  const links = dropLinks(deps.config);
   app.get(
     '/console/drops/:slug/diff',
     { schema: { hide: true } },
@@ -29,11 +31,13 @@ export function registerDiffPage(app: TypedApp, kit: ConsoleKit, deps: ConsoleRo
       if (!isValidSlug(slug)) throw new ApiError('not_found');
       const query = request.query as Readonly<Record<string, unknown>>;
       const accountId = v.session.accountId;
-      const { drop, versions } = await drops.listVersions(deps.drops, accountId, slug);
-      const base = { who: v.who, nonce: v.nonce, drop, versions };
+      const { drop, versions, files } = await drops.listVersions(deps.drops, accountId, slug);
+      const contentUrl = links.contentUrlOf(drop.contentLabel);
+      const base = { who: v.who, nonce: v.nonce, drop, versions, contentUrl };
       try {
         const diff = await diffVersions(deps.drops, accountId, slug, { from: query.from, to: query.to });
-        return kit.show(reply, v, diffPage({ ...base, diff }));
+        const hasFiles = files.has(diff.from) || files.has(diff.to);
+        return kit.show(reply, v, diffPage({ ...base, diff, hasFiles }));
       } catch (error) {
         if (!isApiError(error) || hiddenCodes.has(error.code)) throw error;
         return kit.refuse(reply, v, error, diffPage({ ...base, error: refusalText(error), choice: choiceOf(query) }));

@@ -76,7 +76,7 @@ function dropPageKit(deps: ConsoleRouteDeps) {
   const load = async (v: Visit, slug: string, before?: number) => {
     if (!isValidSlug(slug)) throw new ApiError('not_found');
     const accountId = v.session.accountId;
-    const { drop, versions } = await drops.listVersions(deps.drops, accountId, slug);
+    const { drop, versions, files } = await drops.listVersions(deps.drops, accountId, slug);
     const [viewStats, feedback, warnings] = await Promise.all([
       getStats(deps.stats, accountId, slug),
       comments.commentsOfDrop(deps.comments, accountId, slug, before),
@@ -87,6 +87,7 @@ function dropPageKit(deps: ConsoleRouteDeps) {
       drop,
       contentUrl,
       versions,
+      files,
       stats: viewStats,
       comments: feedback,
       warnings,

@@ -2,23 +2,27 @@
  * Each drop on its own origin (docs/api.md, "Each drop on its own origin"; docs/decisions/0024-content-origins.md).
  * A request whose Host is a content host is rewritten, before routing, under CONTENT_PREFIX (see
  * `contentUrlRewriter`), so it can reach this route and nothing else: no API, no /verify, no console, no other drop.
- * Here it gets that drop's document (`/` latest, `/?v=<n>`) from the raw cache with the content host's headers, a
- * locked drop only with the ticket the viewer handed its frame, or one of three small pages.
+ * Here it gets that drop's document (`/` latest, `/?v=<n>`, `/v/<n>/`) or one of its files (`/<path>` of the latest
+ * version, `/v/<n>/<path>`: docs/api.md, "Many files in one drop") from the raw cache with the content host's
+ * headers, a locked drop only with the ticket the viewer handed its frame (in `cap`, or first in the path,
+ * `/~<ticket>/…`), or one of three small pages.
  */
 import { randomBytes } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Config } from '../../config.js';
 import type { ContentHosts } from '../../domain/content-origin.js';
+import { type FolderTarget, folderTarget } from '../../domain/files.js';
 import { parseVersionNumber } from '../../domain/ids.js';
 import type { PublicViewDeps } from '../../domain/public-view.js';
 import { CACHE_PRIVATE } from '../../serve/raw.js';
 import { rawVerdict } from '../../serve/raw-answer.js';
-import type { RawLoader } from '../../serve/raw-loader.js';
+import type { RawEntry } from '../../serve/raw-cache.js';
+import type { FileLoader, RawLoader } from '../../serve/raw-loader.js';
 import { refusePage } from '../page-reply.js';
 import { contentExpiredPage, contentLockedPage, contentNotFoundPage } from '../pages/content-host.js';
 import type { TypedApp } from '../typed-app.js';
-import { CAPABILITY_PARAM, sendDocument } from './public.js';
+import { CAPABILITY_PARAM, redirect, sendDocument } from './public.js';
 
 /** Where content-host requests are routed internally; no link ever names it. */
 export const CONTENT_PREFIX = '/_content';
@@ -40,6 +44,7 @@ export interface ContentHostDeps {
   readonly content: ContentHosts | undefined;
   readonly view: PublicViewDeps;
   readonly loadRaw: RawLoader;
+  readonly loadFile: FileLoader;
 }
 
 type Query = Record<string, string | string[] | undefined>;
@@ -63,24 +68,37 @@ export async function contentHostRoutes(app: TypedApp, deps: ContentHostDeps): P
   const refuse = (reply: FastifyReply, code: 'not_found' | 'expired', html: string) =>
     refusePage(reply, code, html, { headers: { 'content-security-policy': pageCsp() } });
 
+  /** The document or file a target names, through the raw cache; undefined for none. */
+  const load = async (label: string, target: FolderTarget, query: Query) => {
+    if (target.kind === 'file')
+      return { version: target.version, entry: await deps.loadFile({ label }, target.version, target.path) };
+    if (target.kind === 'folder')
+      return { version: target.version, entry: await deps.loadRaw({ label }, target.version, true) };
+    if (target.kind !== 'document') return undefined;
+    // `?v=` that names no possible version (`abc`, `0`, repeated) is a 404, as on the raw path.
+    const requested = query.v === undefined ? undefined : parseVersionNumber(query.v);
+    if (query.v !== undefined && requested === undefined) return undefined;
+    return { version: requested, entry: await deps.loadRaw({ label }, requested) };
+  };
+
   const handler = async (request: FastifyRequest, reply: FastifyReply) => {
     const label = content?.origins.labelOf(request.headers.host);
-    const path = request.url.slice(CONTENT_PREFIX.length).split('?', 1)[0];
-    const version = (request.query as Query).v;
-    // `?v=` that names no possible version (`abc`, `0`, repeated) is a 404, as on the raw path.
-    const requested = version === undefined ? undefined : (parseVersionNumber(version) ?? null);
-    if (
-      label === undefined ||
-      path !== '/' ||
-      (request.method !== 'GET' && request.method !== 'HEAD') ||
-      requested === null
-    ) {
+    const [path = '/', search] = request.url.slice(CONTENT_PREFIX.length).split('?', 2);
+    const query = request.query as Query;
+    const { grant, target } = folderTarget(path, true);
+    if (label === undefined || (request.method !== 'GET' && request.method !== 'HEAD') || target.kind === 'none') {
       return refuse(reply, 'not_found', contentNotFoundPage(config.baseUrl));
     }
-    const entry = await deps.loadRaw({ label }, requested);
-    if (entry?.contentAnswers === undefined) return refuse(reply, 'not_found', contentNotFoundPage(config.baseUrl));
-    // Only the ticket in the frame's URL, or the owner's token: the service's cookies never reach this host.
-    const ticket = (request.query as Query)[CAPABILITY_PARAM];
+    if (target.kind === 'redirect')
+      return redirect(reply, search === undefined ? target.location : `${target.location}?${search}`);
+    const loaded = await load(label, target, query);
+    const entry: RawEntry | undefined = loaded?.entry;
+    if (loaded === undefined || entry?.contentAnswers === undefined) {
+      return refuse(reply, 'not_found', contentNotFoundPage(config.baseUrl));
+    }
+    // Only the ticket in the frame's URL (its path, or `cap`), or the owner's token: the service's cookies never
+    // reach this host.
+    const ticket = grant ?? query[CAPABILITY_PARAM];
     const access = {
       capability: undefined,
       ticket: typeof ticket === 'string' ? ticket : undefined,
@@ -96,7 +114,7 @@ export async function contentHostRoutes(app: TypedApp, deps: ContentHostDeps): P
       });
     }
     return sendDocument(request, reply, verdict, {
-      version: requested,
+      version: loaded.version,
       surface: 'content',
       now: deps.view.clock.now(),
     });

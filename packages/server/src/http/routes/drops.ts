@@ -8,6 +8,7 @@ import * as drops from '../../domain/drops.js';
 import type { ListQuery, Metadata } from '../../domain/types.js';
 import { ApiError } from '../../errors.js';
 import { callerOf } from '../caller.js';
+import { documentBodyLimit } from '../json-body.js';
 import { ifLatestOf, withEtag } from '../preconditions.js';
 import { dropLinks, presentDrop, presentVersion, presentVersionItem } from '../present.js';
 import type { Schemas } from '../schemas.js';
@@ -70,7 +71,7 @@ export async function dropRoutes(app: TypedApp, deps: DropRouteDeps): Promise<vo
     errors,
     dropResponse: (status) => ({ [status]: { $ref: 'Drop#' }, ...errors }),
     present: (drop) => presentDrop(drop, links),
-    documentBody: config.limits.maxBodyBytes,
+    documentBody: documentBodyLimit(config.limits),
   };
   registerDropCollection(app, kit);
   registerDropItem(app, kit);
@@ -268,12 +269,12 @@ function registerVersionRoutes(app: TypedApp, kit: DropRouteKit): void {
       },
     },
     async (request) => {
-      const { drop, versions } = await drops.listVersions(
+      const { drop, versions, files } = await drops.listVersions(
         deps.drops,
         callerOf(request).account.id,
         request.params.slug,
       );
-      return versions.map((v) => presentVersionItem(v, drop.latestVersion));
+      return versions.map((v) => presentVersionItem(v, drop.latestVersion, files.get(v.version)));
     },
   );
 
@@ -292,8 +293,8 @@ function registerVersionRoutes(app: TypedApp, kit: DropRouteKit): void {
       const { slug, n } = request.params;
       const accountId = callerOf(request).account.id;
       await drops.getOwnedDrop(deps.drops, accountId, slug);
-      const { drop, version } = await drops.getVersion(deps.drops, accountId, slug, versionNumber(n));
-      return presentVersion(version, drop.latestVersion);
+      const { drop, version, files } = await drops.getVersion(deps.drops, accountId, slug, versionNumber(n));
+      return presentVersion(version, drop.latestVersion, files);
     },
   );
 

@@ -25,6 +25,14 @@ const VersionDiff = Type.Object({
   added: Type.Integer({ description: 'Lines added' }),
   removed: Type.Integer({ description: 'Lines removed' }),
   exact: Type.Boolean({ description: 'False past the bounds: one hunk from the first to the last changed line' }),
+  files: Type.Object(
+    {
+      added: Type.Array(Type.String(), { description: 'Paths only `to` has' }),
+      removed: Type.Array(Type.String(), { description: 'Paths only `from` has' }),
+      changed: Type.Array(Type.String(), { description: 'Paths both have, with other bytes' }),
+    },
+    { description: 'What changed in the files beside the HTML, each list sorted by path' },
+  ),
 });
 
 export async function historyRoutes(app: TypedApp, { schemas: s, drops }: HistoryRouteDeps): Promise<void> {
@@ -41,13 +49,13 @@ export async function historyRoutes(app: TypedApp, { schemas: s, drops }: Histor
       },
     },
     async (request) => {
-      const { from, to, unified, added, removed, exact } = await diffVersions(
+      const { from, to, unified, added, removed, exact, files } = await diffVersions(
         drops,
         callerOf(request).account.id,
         request.params.slug,
         request.query,
       );
-      return { from, to, unified, added, removed, exact };
+      return { from, to, unified, added, removed, exact, files };
     },
   );
 }

@@ -14,6 +14,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Config } from '../../config.js';
 import { MCP_CORS, MCP_PATH } from '../bearer-challenge.js';
+import { documentBodyLimit } from '../json-body.js';
 import { loadOnce } from '../load-once.js';
 import type { Injector } from '../mcp-exchange.js';
 import type { TypedApp } from '../typed-app.js';
@@ -60,7 +61,7 @@ export async function mcpRoutes(app: TypedApp, { config, inject }: McpRouteDeps)
       });
   }
 
-  app.post(MCP_PATH, { schema: hide, bodyLimit: config.limits.maxBodyBytes, config: { auth: 'owner' } }, post);
+  app.post(MCP_PATH, { schema: hide, bodyLimit: documentBodyLimit(config.limits), config: { auth: 'owner' } }, post);
   app.get(MCP_PATH, { schema: hide, config: { auth: 'owner' } }, noSessions);
   app.delete(MCP_PATH, { schema: hide, config: { auth: 'owner' } }, noSessions);
   app.options(MCP_PATH, { schema: hide }, async (_request, reply) => reply.code(204).headers(MCP_CORS).send());

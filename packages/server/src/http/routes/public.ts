@@ -9,6 +9,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Config } from '../../config.js';
 import type { Capabilities } from '../../domain/capability.js';
 import type { ContentHosts } from '../../domain/content-origin.js';
+import { folderTarget } from '../../domain/files.js';
 import { isValidSlug, parseVersionNumber } from '../../domain/ids.js';
 import { findViewerPage, type PublicViewDeps, type VisitorAccess } from '../../domain/public-view.js';
 import {
@@ -24,7 +25,7 @@ import { ERROR_STATUS, type ErrorCode } from '../../errors.js';
 import type { MarkdownCopies } from '../../serve/markdown-copy.js';
 import { CACHE_PRIVATE } from '../../serve/raw.js';
 import { type RawVerdict, rawVerdict, sendRawDocument } from '../../serve/raw-answer.js';
-import type { RawLoader } from '../../serve/raw-loader.js';
+import type { FileLoader, RawLoader } from '../../serve/raw-loader.js';
 import { acceptQuality } from '../accept.js';
 import { cookieValue, serializeCookie } from '../cookies.js';
 import { acceptFormPosts, type FormRefusal, formField, isForeignFormPost, SMALL_FORM_BYTES } from '../forms.js';
@@ -114,6 +115,8 @@ export interface PublicRouteDeps {
   readonly config: Config;
   readonly view: PublicViewDeps;
   readonly loadRaw: RawLoader;
+  /** A version's files (docs/api.md, "Many files in one drop"). */
+  readonly loadFile: FileLoader;
   readonly renders: RenderCountDeps;
   readonly capabilities: Capabilities;
   readonly unlock: UnlockDeps;
@@ -137,6 +140,7 @@ export async function publicRoutes(app: TypedApp, deps: PublicRouteDeps): Promis
     },
   };
   registerRawRoute(app, routes);
+  registerRawFolderRoute(app, routes);
   registerViewerRoute(app, routes);
   registerReadableCopyRoute(app, routes);
   registerUnlockRoute(app, routes);
@@ -160,6 +164,47 @@ function registerRawRoute(app: TypedApp, routes: PublicRoutes): void {
       if (verdict.kind === 'locked') {
         const viewer = `/p/${slug}${version === undefined ? '' : `?v=${version}`}`;
         return refusePage(reply, 'locked', passcodeRequiredPage(viewer), PRIVATE);
+      }
+      return sendDocument(request, reply, verdict, { version, surface: 'raw', now: routes.view.clock.now() });
+    },
+  });
+}
+
+/**
+ * `/p/<slug>/raw/v/<n>/[<path>]` (docs/api.md, "Many files in one drop"): a version's document and its files
+ * without a content origin, under the raw path's sandbox; a locked drop with a capability first in the path
+ * (`/p/<slug>/raw/~<capability>/v/<n>/…`, so the document's relative URLs carry it), in `cap`, in the cookie, or the
+ * owner's token.
+ */
+function registerRawFolderRoute(app: TypedApp, routes: PublicRoutes): void {
+  app.route({
+    method: ['GET', 'HEAD'],
+    url: '/p/:slug/raw/*',
+    schema: { hide: true },
+    handler: async (request, reply) => {
+      const { slug } = request.params as Params;
+      // The path after `/p/<slug>/raw`, as sent (still percent-encoded: folderTarget decodes the file path once).
+      const [url = '', search] = request.url.split('?', 2);
+      const afterSlug = url.slice(url.indexOf('/', 3));
+      const { grant, target } = folderTarget(afterSlug.slice('/raw'.length), false);
+      if (!isValidSlug(slug) || !afterSlug.startsWith('/raw/')) return refusePage(reply, 'not_found', NOT_FOUND_PAGE);
+      if (target.kind === 'redirect') {
+        const location = `/p/${slug}/raw${target.location}`;
+        return redirect(reply, search === undefined ? location : `${location}?${search}`);
+      }
+      if (target.kind !== 'folder' && target.kind !== 'file') return refusePage(reply, 'not_found', NOT_FOUND_PAGE);
+      const { version } = target;
+      const entry =
+        target.kind === 'folder'
+          ? await routes.loadRaw({ slug }, version, true)
+          : await routes.loadFile({ slug }, version, target.path);
+      if (entry === undefined) return refusePage(reply, 'not_found', NOT_FOUND_PAGE);
+      const presented = accessOf(request);
+      const access = grant === undefined ? presented : { ...presented, capability: grant };
+      const verdict = await rawVerdict(routes.view, entry, entry.answers, access);
+      if (verdict.kind === 'expired') return refusePage(reply, 'expired', EXPIRED_PAGE);
+      if (verdict.kind === 'locked') {
+        return refusePage(reply, 'locked', passcodeRequiredPage(`/p/${slug}?v=${version}`), PRIVATE);
       }
       return sendDocument(request, reply, verdict, { version, surface: 'raw', now: routes.view.clock.now() });
     },
@@ -203,17 +248,19 @@ function registerViewerRoute(app: TypedApp, routes: PublicRoutes): void {
         );
       }
       const { drop, shown, versions, frameCapability } = page;
-      const rawUrl = `/p/${slug}/raw?v=${shown.version}`;
+      // The version's folder (docs/api.md, "Many files in one drop"), where its document's relative URLs reach its
+      // own files; a version without files keeps the Raw link of section 4.6.
+      const folder = `/v/${shown.version}/`;
+      const rawUrl = shown.hasFiles ? `/p/${slug}/raw${folder}` : `/p/${slug}/raw?v=${shown.version}`;
       // The drop's own origin when one is configured (storage works there), else the raw path's opaque origin.
       const frameOrigin = drop.contentLabel === null ? undefined : own?.originOf(drop.contentLabel);
-      const frameDocument = frameOrigin === undefined ? rawUrl : `${frameOrigin}/?v=${shown.version}`;
-      // A locked drop's iframe carries a capability token (short-lived on a content host), so it opens inside the
-      // viewer whatever the browser's cookie policy for frames. The Raw link does not: it opens in a tab of this
-      // browser, where the capability cookie (path /p/<slug>) opens it, and a copied link does not hand out access.
+      // A locked drop's iframe carries a grant first in its path (a short-lived ticket on a content host), so the
+      // document and every file it loads open inside the viewer whatever the browser's cookie policy for frames. The
+      // Raw link does not: it opens in a tab of this browser, where the capability cookie (path /p/<slug>) opens it,
+      // and a copied link does not hand out access.
+      const grant = frameCapability === undefined ? '' : `/~${encodeURIComponent(frameCapability)}`;
       const frameSrc =
-        frameCapability === undefined
-          ? frameDocument
-          : `${frameDocument}&${CAPABILITY_PARAM}=${encodeURIComponent(frameCapability)}`;
+        frameOrigin === undefined ? `/p/${slug}/raw${grant}${folder}` : `${frameOrigin}${grant}${folder}`;
       const nonce = routes.pageNonce(reply, frameOrigin);
       const shownAsked = typeof requested === 'number' ? requested : undefined;
       const before = commentsBefore((request.query as Query).comments_before);
@@ -422,6 +469,14 @@ function registerUnlockRoute(app: TypedApp, routes: PublicRoutes): void {
       }
     });
   });
+}
+
+/**
+ * `/v/<n>` to `/v/<n>/` (docs/api.md, "Many files in one drop"): only there do the document's relative URLs resolve
+ * to its version's files. Permanent (308): the address of a version's folder never changes.
+ */
+export function redirect(reply: FastifyReply, location: string): FastifyReply {
+  return reply.code(308).header('location', location).header('cache-control', 'no-store').send();
 }
 
 /** Hands the reply to serve/raw-answer.ts, which writes the document (the raw path's and the content host's). */

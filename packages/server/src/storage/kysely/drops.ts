@@ -11,7 +11,7 @@ import type { Database, DropsTable } from '../schema.js';
 import { deleteVersionRows, releaseBodies } from './bodies.js';
 import { type Prepared, prepared, slot } from './prepared.js';
 import { changeSet, DROP_COLUMNS, type DropRow, encodeNetwork, inTransaction, Rollback, toDrop } from './shared.js';
-import { insertVersion, type VersionStore, versionStore } from './versions.js';
+import { encodeFiles, insertVersion, type VersionStore, versionStore } from './versions.js';
 
 export type DropStore = Pick<
   Store,
@@ -91,7 +91,7 @@ const insertDrop = prepared<Record<(typeof NEW_DROP_COLUMNS)[number], unknown>>(
 function createDrop(db: Kysely<Database>, bodies: BodyEncoder): Store['createDrop'] {
   return async (drop: NewDrop, maxDrops: number) => {
     // Hashed and compressed before the transaction, so the database is held only for the statements.
-    const body = await bodies.encode(drop.html);
+    const [body, files] = await Promise.all([bodies.encode(drop.html), encodeFiles(bodies, drop.files)]);
     return inTransaction<DropRecord, undefined>(db, async (trx) => {
       const counted = await countDrop(trx, { accountId: drop.accountId, maxDrops });
       if (counted.numAffectedRows === 0n) throw new Rollback(undefined);
@@ -115,7 +115,7 @@ function createDrop(db: Kysely<Database>, bodies: BodyEncoder): Store['createDro
         network: encodeNetwork(drop.network ?? 'open'),
       };
       await insertDrop(trx, row);
-      await insertVersion(trx, drop.slug, 1, { ...drop, body });
+      await insertVersion(trx, drop.slug, 1, { ...drop, body, files });
       return toDrop(row);
     });
   };
@@ -201,10 +201,10 @@ function listDrops(dialect: Dialect): Store['listDrops'] {
 }
 
 function appendVersion(db: Kysely<Database>, bodies: BodyEncoder): Store['appendVersion'] {
-  type Result = DropRecord | 'not_found' | 'version_limit' | VersionConflict;
+  type Result = DropRecord | 'not_found' | 'version_limit' | 'version_not_found' | VersionConflict;
   return async (slug: string, version: NewVersion, changes: DropChanges, maxVersions: number, ifLatest?: number) => {
-    const body = await bodies.encode(version.html);
-    return inTransaction<Result, never>(db, async (trx) => {
+    const [body, files] = await Promise.all([bodies.encode(version.html), encodeFiles(bodies, version.files)]);
+    return inTransaction<Result, 'version_not_found'>(db, async (trx) => {
       // One conditional update on the drop's row: the cap and the precondition are checked under its row lock, so
       // of two writers with the same If-Match exactly one gets a row back.
       let update = trx
@@ -221,7 +221,8 @@ function appendVersion(db: Kysely<Database>, bodies: BodyEncoder): Store['append
       if (ifLatest !== undefined) update = update.where('latest_version', '=', ifLatest);
       const row = await update.returning(DROP_COLUMNS).executeTakeFirst();
       if (row === undefined) return (await missedWrite(trx, slug, ifLatest)) ?? 'version_limit';
-      await insertVersion(trx, slug, Number(row.latest_version), { ...version, body });
+      const copied = await insertVersion(trx, slug, Number(row.latest_version), { ...version, body, files });
+      if (copied === 'version_not_found') throw new Rollback(copied);
       return toDrop(row);
     });
   };

@@ -11,6 +11,7 @@ import { oauth } from './0009-oauth.js';
 import { versionBodies } from './0010-version-bodies.js';
 import { commentClock } from './0011-comment-clock.js';
 import { oauthTokenLifetimes } from './0012-oauth-token-lifetimes.js';
+import { versionFiles } from './0013-version-files.js';
 import { versionWarnings } from './0014-version-warnings.js';
 
 /** Ordered migrations. Names sort in application order; never rename or edit a released one. */
@@ -27,6 +28,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '0010-version-bodies': versionBodies,
   '0011-comment-clock': commentClock,
   '0012-oauth-token-lifetimes': oauthTokenLifetimes,
+  '0013-version-files': versionFiles,
   '0014-version-warnings': versionWarnings,
 };
 
