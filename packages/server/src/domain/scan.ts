@@ -94,7 +94,8 @@ export interface ScanFile {
 }
 
 /** Content types whose bytes are text worth a look (scripts, styles, data, markup, SVG). */
-const TEXT_TYPE = /^(text\/|image\/svg\+xml\b|application\/(json|javascript|ecmascript|xml|x-www-form-urlencoded|[\w.+-]*\+(json|xml))\b)/;
+const TEXT_TYPE =
+  /^(text\/|image\/svg\+xml\b|application\/(json|javascript|ecmascript|xml|x-www-form-urlencoded|[\w.+-]*\+(json|xml))\b)/;
 
 /**
  * A version's texts in the order they are scanned: the HTML, then the context when there is one, then each text file
