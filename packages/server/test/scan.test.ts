@@ -113,6 +113,37 @@ describe('warn (the default)', () => {
     ).toBe(200);
   });
 
+  it('a version’s text files are looked at too (files/<path>), its binary files not; block refuses them', async () => {
+    const created = await h.call('POST', '/api/drops', {
+      token,
+      body: {
+        title: 'Folder',
+        html: page(),
+        files: {
+          'js/app.js': { content: `const a = 1;\nconst key = '${AWS_KEY}';\n` },
+          'img/a.png': { content: Buffer.from(`x${AWS_KEY}`).toString('base64'), encoding: 'base64' },
+        },
+      },
+    });
+    expect(created.status).toBe(201);
+    expect(created.json.warnings).toEqual([
+      expect.objectContaining({
+        kind: 'secret',
+        rule: 'htmldrop/aws-access-key-id',
+        where: 'files/js/app.js',
+        line: 2,
+      }),
+    ]);
+    for (const secret of SECRETS) expect(created.text).not.toContain(secret);
+    const slug = created.json.slug as string;
+    const blocked = await h.call('PUT', `/api/drops/${slug}`, {
+      token,
+      body: { html: page(), files: { 'data.json': { content: `{"k":"${AWS_KEY}"}` } }, scan: 'block' },
+    });
+    expect(blocked.status).toBe(422);
+    expect(blocked.json.error.code).toBe('sensitive_content');
+  });
+
   it('no secret reaches the logs, at the most verbose level, whatever the answer', async () => {
     let logged = '';
     const stream = new Writable({
