@@ -120,7 +120,12 @@ as \`["https://cdn.jsdelivr.net"]\`; PATCH changes it, PUT refuses it).
 Send \`Idempotency-Key: <1-255 visible ASCII chars, e.g. a UUID>\` to retry safely: a repeat with the same key and
 body within 24 h answers the first answer again (\`Idempotent-Replayed: true\`) and creates nothing; another body with
 that key is 422 \`idempotency_key_reused\`; a repeat while the first still runs is 409 \`request_in_progress\` (retry
-after \`Retry-After\`). PUT takes it too.`;
+after \`Retry-After\`). PUT takes it too.
+Never put secrets or personal data in a document: everything is looked at before it is stored, and what looks like a
+key, token, private key, password in a URL, card number, IBAN or a list of people's email addresses or phone numbers
+comes back as \`warnings\` (\`[{kind, rule, where, line, excerpt}]\`, masked). The version is public: publish one without
+it and tell the user to rotate the key. Send \`"scan": "block"\` (POST and PUT) to publish nothing instead (422
+\`sensitive_content\`, \`details.findings\`).`;
 }
 
 /** Step 2b: files beside the document. */
