@@ -29,6 +29,41 @@ function followable(target: string): boolean {
   return scheme === undefined || scheme === 'http' || scheme === 'https' || scheme === 'mailto';
 }
 
+/**
+ * `markdown` with its code spans cut out and its backslash escapes made plain text, read left to right as CommonMark
+ * does: outside code a backslash escapes the next punctuation (so `\`` is no delimiter); a run of backticks opens a
+ * span only where a run of the same length closes it; inside a span backslashes are literal.
+ */
+function withoutCodeSpans(markdown: string): string {
+  let out = '';
+  let i = 0;
+  while (i < markdown.length) {
+    const char = markdown[i];
+    if (char === '\\' && i + 1 < markdown.length && /[!-/:-@[-`{-~]/.test(markdown[i + 1] as string)) {
+      out += '..';
+      i += 2;
+    } else if (char === '`') {
+      let run = 1;
+      while (markdown[i + run] === '`') run++;
+      const fence = '`'.repeat(run);
+      let close = markdown.indexOf(fence, i + run);
+      while (close !== -1 && markdown[close + run] === '`') {
+        let end = close;
+        while (markdown[end] === '`') end++;
+        close = markdown.indexOf(fence, end);
+      }
+      if (close === -1) {
+        out += fence;
+        i += run;
+      } else i = close + run;
+    } else {
+      out += char;
+      i++;
+    }
+  }
+  return out;
+}
+
 /** What a renderer would do wrong with `markdown`: [] when nothing. */
 export function renderingProblems(markdown: string): string[] {
   const problems: string[] = [];
@@ -49,8 +84,8 @@ export function renderingProblems(markdown: string): string[] {
     }
   }
   // The Markdown text itself, code left out: no dangerous scheme right after an unescaped `](`.
-  const outsideCode = markdown.replace(/(?<![\\`])(`+)(?!`)[\s\S]*?(?<!`)\1(?!`)/g, '');
-  const destination = /(?:^|[^\\])(?:\\\\)*\]\(\s*<?\s*(?:javascript|vbscript|data|file):/i;
+  const destination = /(?:^|[^\\])\]\(\s*<?\s*(?:javascript|vbscript|data|file):/i;
+  const outsideCode = withoutCodeSpans(markdown);
   if (destination.test(outsideCode)) problems.push('dangerous destination');
   return problems;
 }

@@ -21,6 +21,33 @@ export function usage(message: string): HtmlDropError {
 }
 
 /**
+ * A string option's value may begin with a dash (a poll token, a label): `--name -value` is read as `--name=-value`
+ * when `-value` is not itself one of the command's options, where node:util parseArgs would refuse it as ambiguous.
+ */
+function joinDashValues(args: string[], options: Options): string[] {
+  const known = new Set<string>();
+  for (const [name, option] of Object.entries(options)) {
+    known.add(`--${name}`);
+    if (option.short !== undefined) known.add(`-${option.short}`);
+  }
+  const joined: string[] = [];
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i] as string;
+    const next = args[i + 1];
+    if (arg === '--') {
+      joined.push(...args.slice(i));
+      break;
+    }
+    const name = arg.startsWith('--') ? arg.slice(2) : undefined;
+    if (name !== undefined && options[name]?.type === 'string' && next?.startsWith('-') && !known.has(next)) {
+      joined.push(`${arg}=${next}`);
+      i++;
+    } else joined.push(arg);
+  }
+  return joined;
+}
+
+/**
  * parseArgs, strict, positionals allowed; its complaint becomes one usage line naming the command.
  * @param command the command name, for the message
  * @param args the arguments without the command name
@@ -31,7 +58,7 @@ export function parseCommandArgs(
   options: Options,
 ): { values: Values; positionals: string[] } {
   try {
-    return parseArgs({ args, options, allowPositionals: true, strict: true }) as {
+    return parseArgs({ args: joinDashValues(args, options), options, allowPositionals: true, strict: true }) as {
       values: Values;
       positionals: string[];
     };

@@ -90,7 +90,7 @@ mode 0600 in a 0700 directory.
         [
           `Open ${start.verification_url}`,
           `and approve the code ${start.code} (valid ${Math.round(start.expires_in / 60)} minutes). Then run:`,
-          `  htmldrop login --poll-token ${start.poll_token}${bool(values, 'project') ? ' --project' : ''}`,
+          `  htmldrop login --poll-token=${start.poll_token}${bool(values, 'project') ? ' --project' : ''}`,
         ].join('\n'),
       );
       return;
