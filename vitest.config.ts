@@ -21,6 +21,7 @@ const HTTP_SUITES = [
   'mcp-oauth-tokens',
   'mcp-remote',
   'public',
+  'visibility',
   'raw-socket',
   'scan',
   'stats',

@@ -30,6 +30,7 @@ import {
   type VersionInfo,
   type VersionRecord,
 } from './types.js';
+import { checkedAllow, checkedVisibility } from './visibility.js';
 
 /**
  * Told about every change that alters what /p/<slug> serves (cache invalidation, on every instance). Awaited
@@ -61,6 +62,10 @@ export interface CreateDropInput {
   readonly expires_at?: number | null | undefined;
   /** `open` when absent (domain/network.ts). */
   readonly network?: unknown;
+  /** Who can see it (domain/visibility.ts); absent: `public` on create, unchanged otherwise. */
+  readonly visibility?: unknown;
+  /** The list of `people` (domain/visibility.ts); absent: empty on create, unchanged otherwise. */
+  readonly allow?: unknown;
   /** What a finding of the look before publishing does; the operator's mode when absent (domain/scan.ts). */
   readonly scan?: ScanMode | undefined;
   /** The files beside the HTML (domain/files.ts); none when absent. */
@@ -77,6 +82,10 @@ export interface NewVersionInput {
   readonly metadata?: Metadata | undefined;
   /** What a finding of the look before publishing does; the operator's mode when absent (domain/scan.ts). */
   readonly scan?: ScanMode | undefined;
+  /** Who can see it (domain/visibility.ts); absent: `public` on create, unchanged otherwise. */
+  readonly visibility?: unknown;
+  /** The list of `people` (domain/visibility.ts); absent: empty on create, unchanged otherwise. */
+  readonly allow?: unknown;
 }
 
 export interface DetailsInput {
@@ -88,6 +97,10 @@ export interface DetailsInput {
   readonly expires_at?: number | null | undefined;
   /** Absent to keep (domain/network.ts). */
   readonly network?: unknown;
+  /** Who can see it (domain/visibility.ts); absent: `public` on create, unchanged otherwise. */
+  readonly visibility?: unknown;
+  /** The list of `people` (domain/visibility.ts); absent: empty on create, unchanged otherwise. */
+  readonly allow?: unknown;
 }
 
 /**
@@ -139,6 +152,8 @@ function detailChanges(input: DetailsInput, now: number): DropChanges {
     metadata: input.metadata,
     comments: 'comments' in input ? input.comments : undefined,
     network: checkedNetwork(input.network),
+    visibility: checkedVisibility(input.visibility),
+    allow: checkedAllow(input.allow),
   };
 }
 
@@ -155,6 +170,8 @@ export async function createDrop(
   const now = deps.clock.now();
   const expiresAt = checkedExpiry(input.expires_at, now) ?? null;
   const network = checkedNetwork(input.network);
+  const visibility = checkedVisibility(input.visibility);
+  const allow = checkedAllow(input.allow);
   const created = await deps.store.createDrop(
     {
       slug: newSlug(deps.random),
@@ -170,6 +187,8 @@ export async function createDrop(
       expiresAt,
       contentLabel: newContentLabel(),
       network,
+      visibility,
+      allow,
       files,
       now,
       warnings,

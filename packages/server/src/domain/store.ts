@@ -32,7 +32,44 @@ import type {
   VersionInfo,
   VersionRecord,
   ViewBatch,
+  Visibility,
 } from './types.js';
+
+/** A recipient link as stored: the secret only as its SHA-256 (docs/api.md, "Who can see a drop"). */
+export interface NewRecipientLink {
+  readonly id: string;
+  readonly slug: string;
+  readonly label: string;
+  readonly secretHash: string;
+  readonly createdAt: number;
+  readonly expiresAt: number | null;
+}
+
+export interface RecipientLink extends Omit<NewRecipientLink, 'secretHash'> {
+  readonly revokedAt: number | null;
+  readonly views: number;
+  readonly lastViewedAt: number | null;
+}
+
+/** Why a visitor was refused (docs/api.md, "Who can see a drop"). */
+export type RefusalReason = 'sign_in_required' | 'not_on_list' | 'wrong_passcode' | 'link_revoked' | 'link_expired';
+
+/** Who an access log entry is about: the provider username of a person, the label of a link. */
+export interface AccessWho {
+  readonly kind: 'owner' | 'person' | 'link' | 'anonymous';
+  readonly name: string | null;
+}
+
+/** One entry of a drop's access log: no address or user agent. */
+export interface AccessEntry {
+  readonly id: string;
+  readonly slug: string;
+  readonly at: number;
+  readonly outcome: 'viewed' | 'refused';
+  readonly reason: RefusalReason | null;
+  readonly who: AccessWho;
+  readonly version: number | null;
+}
 
 /** A file of a new version (docs/api.md, "Many files in one drop"): its checked path, its Content-Type, its bytes. */
 export interface NewFile {
@@ -60,6 +97,10 @@ export interface NewDrop {
   readonly contentLabel: string;
   /** `open` when absent. */
   readonly network?: NetworkPolicy | undefined;
+  /** `public` when absent. */
+  readonly visibility?: Visibility | undefined;
+  /** Empty when absent. */
+  readonly allow?: readonly string[] | undefined;
   /** Version 1's files; none when absent. */
   readonly files?: readonly NewFile[] | undefined;
   readonly now: number;
@@ -92,6 +133,8 @@ export interface DropChanges {
   /** Unix ms, or null to clear. */
   readonly expiresAt?: number | null | undefined;
   readonly network?: NetworkPolicy | undefined;
+  readonly visibility?: Visibility | undefined;
+  readonly allow?: readonly string[] | undefined;
 }
 
 /**
@@ -483,6 +526,27 @@ export interface WarningStore {
   listVersionWarnings(slug: string): Promise<Map<number, Finding[]>>;
 }
 
+/** A drop's recipient links and access log (domain/recipient-links.ts, domain/access-log.ts). */
+export interface AccessStore {
+  /** Keeps a new link; the drop must exist (its links go with it). */
+  createLink(link: NewRecipientLink): Promise<void>;
+  /** A drop's links, newest first. */
+  listLinks(slug: string): Promise<RecipientLink[]>;
+  /** The link whose secret has this SHA-256, of this drop; undefined for none. */
+  findLinkBySecretHash(slug: string, secretHash: string): Promise<RecipientLink | undefined>;
+  findLink(slug: string, id: string): Promise<RecipientLink | undefined>;
+  /** Marks the link revoked at `now` (once: a second revoke keeps the first time); false when there is no such link. */
+  revokeLink(slug: string, id: string, now: number): Promise<boolean>;
+  /** Counts one view opened by the link. */
+  countLinkView(id: string, now: number): Promise<void>;
+  /** Appends entries to access logs; entries of drops deleted meanwhile are left out. */
+  appendAccess(entries: readonly AccessEntry[]): Promise<void>;
+  /** A drop's log entries at or after `since`, newest first, at most `limit`. */
+  listAccess(slug: string, since: number, limit: number): Promise<AccessEntry[]>;
+  /** Deletes log entries older than `before`. */
+  purgeAccess(before: number): Promise<void>;
+}
+
 /** Everything storage/ implements: the intersection of the ports above. */
 export interface Store
   extends StoreLifecycle,
@@ -496,4 +560,5 @@ export interface Store
     HousekeepingStore,
     DeviceRequestStore,
     OAuthStore,
-    WarningStore {}
+    WarningStore,
+    AccessStore {}

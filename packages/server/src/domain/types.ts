@@ -59,7 +59,14 @@ export interface DropRecord {
   readonly contentLabel: string | null;
   /** What the drop's documents may load (domain/network.ts). */
   readonly network: NetworkPolicy;
+  /** Who can see it (domain/visibility.ts; docs/api.md, "Who can see a drop"). */
+  readonly visibility: Visibility;
+  /** Usernames, email addresses and `@domain` entries; in effect only while `visibility` is `people`. */
+  readonly allow: readonly string[];
 }
+
+/** Who can see a drop: anyone with the URL, anyone signed in, or the owner and those on its `allow` list. */
+export type Visibility = 'public' | 'signed_in' | 'people';
 
 /** Whether a drop has expired at `now`: from its expiry instant on, it is gone from every path. */
 export const isExpired = (drop: Pick<DropRecord, 'expiresAt'>, now: number): boolean =>
@@ -249,4 +256,9 @@ export interface Identity {
   readonly provider: string;
   readonly subject: string;
   readonly login: string;
+  /**
+   * An email address the provider vouches for (an OIDC `email` with `email_verified` true), lowercase; absent when
+   * the provider proves none (docs/operating.md, "Who can see a drop"). Drives the `allow` list's email rules.
+   */
+  readonly email?: string | undefined;
 }

@@ -37,6 +37,8 @@ export function presentDrop(drop: DropRecord & Partial<Scanned>, { baseUrl, cont
     updated_at: drop.updatedAt,
     expires_at: drop.expiresAt,
     network: drop.network,
+    visibility: drop.visibility,
+    allow: drop.allow,
     content_url: contentUrlOf(drop.contentLabel),
     ...(drop.warnings === undefined || drop.warnings.length === 0 ? {} : { warnings: drop.warnings }),
   };

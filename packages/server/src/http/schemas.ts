@@ -77,6 +77,19 @@ const NetworkPolicy = Type.Union(
   },
 );
 
+/** Who can see a drop (docs/api.md, "Who can see a drop"; checked by domain/visibility.ts). */
+const Visibility = Type.Union([Type.Literal('public'), Type.Literal('signed_in'), Type.Literal('people')], {
+  description:
+    'public (default): anyone with the URL; signed_in: anyone who signs in through the identity provider; people: the owner and those in allow',
+});
+
+/** The list of `people`: usernames, email addresses, `@domain` (checked by domain/visibility.ts). */
+const Allow = Type.Array(Type.String({ maxLength: 254 }), {
+  maxItems: 100,
+  description:
+    'Up to 100 provider usernames, email addresses or @domain (any verified email at that domain); in effect while visibility is people',
+});
+
 /** One finding of the look before publishing (docs/api.md, "A look before publishing"); never the secret itself. */
 export const Finding = Type.Object(
   {
@@ -118,6 +131,8 @@ function componentSchemas() {
         description: 'Unix ms; null: never expires',
       }),
       network: NetworkPolicy,
+      visibility: Visibility,
+      allow: Type.Array(Type.String(), { description: "Who may see a people drop (the owner's answers only)" }),
       content_url: Type.Union([Type.String({ format: 'uri' }), Type.Null()], {
         description:
           "The drop's own origin (https://<id>.<content domain>/), where its storage works; null when none is configured",
@@ -182,6 +197,8 @@ function dropBodySchemas({ Metadata, title, description, html, context, passcode
       comments: Type.Optional(CommentSetting),
       expires_at: Type.Optional(ExpiresAt),
       network: Type.Optional(NetworkPolicy),
+      visibility: Type.Optional(Visibility),
+      allow: Type.Optional(Allow),
       scan: Type.Optional(ScanField),
     }),
     PutDropBody: Type.Object({
@@ -197,6 +214,8 @@ function dropBodySchemas({ Metadata, title, description, html, context, passcode
           description: 'Ids of comments this version addresses: they are marked resolved in it.',
         }),
       ),
+      visibility: Type.Optional(Visibility),
+      allow: Type.Optional(Allow),
       scan: Type.Optional(ScanField),
     }),
     PatchDropBody: Type.Object({
@@ -206,6 +225,8 @@ function dropBodySchemas({ Metadata, title, description, html, context, passcode
       comments: Type.Optional(CommentSetting),
       expires_at: Type.Optional(ExpiresAt),
       network: Type.Optional(NetworkPolicy),
+      visibility: Type.Optional(Visibility),
+      allow: Type.Optional(Allow),
     }),
     PasscodeBody: Type.Object({ passcode }),
   };

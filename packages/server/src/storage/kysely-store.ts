@@ -7,6 +7,7 @@ import { Migrator, sql } from 'kysely';
 import type { Store } from '../domain/store.js';
 import { createBodyEncoder } from './body-encoder.js';
 import type { Dialect } from './dialect.js';
+import { accessStore } from './kysely/access.js';
 import { accountStore } from './kysely/accounts.js';
 import { commentStore } from './kysely/comments.js';
 import { deviceRequestStore } from './kysely/device-requests.js';
@@ -59,5 +60,6 @@ export function createKyselyStore(dialect: Dialect): Store {
     ...idempotencyStore(db),
     ...oauthStore(db),
     ...warningStore(db),
+    ...accessStore(db),
   };
 }

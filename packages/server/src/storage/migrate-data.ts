@@ -32,6 +32,8 @@ const TABLES = [
   { name: 'idempotency_keys', key: ['account_id', 'key'] },
   { name: 'oauth_clients', key: ['id'] },
   { name: 'oauth_codes', key: ['hash'] },
+  { name: 'recipient_links', key: ['id'] },
+  { name: 'access_log', key: ['id'] },
 ] as const satisfies ReadonlyArray<{ name: keyof Database; key: readonly string[] }>;
 
 type TableName = (typeof TABLES)[number]['name'];

@@ -55,6 +55,37 @@ export interface DropsTable {
   content_label: string | null;
   /** `open`, `none`, or a JSON array of origins (domain/network.ts). */
   network: Generated<string>;
+  /** `public`, `signed_in` or `people` (migration 0015; docs/api.md, "Who can see a drop"). */
+  visibility: Generated<string>;
+  /** JSON array of usernames, email addresses and `@domain` entries. */
+  allow: Generated<string>;
+}
+
+/** A recipient link of a drop (migration 0015): the secret only as its SHA-256. */
+export interface RecipientLinksTable {
+  id: string;
+  slug: string;
+  label: string;
+  secret_hash: string;
+  created_at: number;
+  expires_at: number | null;
+  revoked_at: number | null;
+  views: Generated<number>;
+  last_viewed_at: number | null;
+}
+
+/** One entry of a drop's access log (migration 0015): no address or user agent. */
+export interface AccessLogTable {
+  id: string;
+  slug: string;
+  at: number;
+  /** `viewed` or `refused`. */
+  outcome: string;
+  reason: string | null;
+  /** `owner`, `person`, `link` or `anonymous`. */
+  who_kind: string;
+  who_name: string | null;
+  version: number | null;
 }
 
 export interface VersionsTable {
@@ -235,6 +266,8 @@ export interface Database {
   versions: VersionsTable;
   version_warnings: VersionWarningsTable;
   version_files: VersionFilesTable;
+  recipient_links: RecipientLinksTable;
+  access_log: AccessLogTable;
   bodies: BodiesTable;
   rate_windows: RateWindowsTable;
   oauth_clients: OAuthClientsTable;

@@ -113,6 +113,8 @@ function createDrop(db: Kysely<Database>, bodies: BodyEncoder): Store['createDro
         expires_at: drop.expiresAt ?? null,
         content_label: drop.contentLabel,
         network: encodeNetwork(drop.network ?? 'open'),
+        visibility: drop.visibility ?? 'public',
+        allow: JSON.stringify(drop.allow ?? []),
       };
       await insertDrop(trx, row);
       await insertVersion(trx, drop.slug, 1, { ...drop, body, files });

@@ -12,6 +12,7 @@ import type {
   DeviceRequestState,
   DropRecord,
   TokenInfo,
+  Visibility,
 } from '../../domain/types.js';
 import type { AccountsTable, Database, DeviceRequestsTable, DropsTable, TokensTable } from '../schema.js';
 
@@ -32,6 +33,8 @@ export const DROP_COLUMNS = [
   'expires_at',
   'content_label',
   'network',
+  'visibility',
+  'allow',
 ] as const;
 
 export type DropRow = Pick<Selectable<DropsTable>, (typeof DROP_COLUMNS)[number]>;
@@ -55,6 +58,8 @@ export function toDrop(row: DropRow): DropRecord {
     // Set on every insert; migration 0008 labelled the drops made before it.
     contentLabel: row.content_label,
     network: decodeNetwork(row.network),
+    visibility: row.visibility as Visibility,
+    allow: Object.freeze(JSON.parse(row.allow) as string[]),
   };
 }
 
@@ -134,12 +139,17 @@ export function toToken(row: TokenRow): TokenInfo {
 }
 
 /** Column updates for DropChanges. */
-export function changeSet(
-  changes: DropChanges,
-): Partial<
-  Pick<DropsTable, 'title' | 'description' | 'metadata' | 'expires_at'> & { comments: string; network: string }
+export function changeSet(changes: DropChanges): Partial<
+  Pick<DropsTable, 'title' | 'description' | 'metadata' | 'expires_at'> & {
+    comments: string;
+    network: string;
+    visibility: string;
+    allow: string;
+  }
 > {
   return {
+    ...(changes.visibility === undefined ? {} : { visibility: changes.visibility }),
+    ...(changes.allow === undefined ? {} : { allow: JSON.stringify(changes.allow) }),
     ...(changes.network === undefined ? {} : { network: encodeNetwork(changes.network) }),
     ...(changes.expiresAt === undefined ? {} : { expires_at: changes.expiresAt }),
     ...(changes.comments === undefined ? {} : { comments: changes.comments }),
