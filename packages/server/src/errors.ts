@@ -68,6 +68,8 @@ export const ERROR_STATUS = {
   wrong_passcode: 401,
   /** Pages only: the device request expired or was denied (/verify); the drop expired (/p/). */
   expired: 410,
+  /** Pages only (/p/, a content origin): the signed-in person is not on a drop's list (docs/api.md, "Who can see a drop"). */
+  not_on_list: 403,
   /** Pages only (/verify): the device request was already approved or denied. */
   already_decided: 409,
   /** Pages only: the identity provider refused the sign-in, or the sign-in cookie is missing or stale. */
@@ -127,6 +129,7 @@ const DEFAULT_MESSAGES: Record<ErrorCode, string> = {
   busy: 'Too many documents are waiting to be converted; retry after Retry-After seconds.',
   locked: 'This drop is locked: open it in the viewer and enter its passcode.',
   wrong_passcode: 'The passcode is not right.',
+  not_on_list: 'The signed-in person is not among those this drop is shared with.',
   expired: 'This request expired or was denied.',
   already_decided: 'This request was already approved or denied.',
   sign_in_failed: 'The sign-in did not complete.',

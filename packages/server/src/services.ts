@@ -8,6 +8,7 @@ import type { Config } from './config.js';
 import { createLocalBus, type InvalidationBus } from './coordination/bus.js';
 import { createCacheReceiver, type StatusLog } from './coordination/cache-receiver.js';
 import { type CommentSignalHub, createCommentSignal } from './coordination/comment-signal.js';
+import { type AccessLogDeps, purgeAccessLog } from './domain/access-log.js';
 import { type AccountDeps, createTokenUseRecorder, type TokenUseRecorder } from './domain/accounts.js';
 import { type Capabilities, createCapabilities } from './domain/capability.js';
 import { type Clock, systemClock } from './domain/clock.js';
@@ -21,6 +22,7 @@ import type { RandomInt } from './domain/ids.js';
 import { type OAuthDeps, purgeOAuth } from './domain/oauth.js';
 import { findRawDocument, findRawFile, type PublicViewDeps } from './domain/public-view.js';
 import type { RateCounter } from './domain/rate-counter.js';
+import type { RecipientLinkDeps } from './domain/recipient-links.js';
 import type { Scanner } from './domain/scan.js';
 import type { StatsDeps } from './domain/stats.js';
 import type { Store } from './domain/store.js';
@@ -87,6 +89,10 @@ export interface Services {
   readonly commentSignal: CommentSignalHub;
   /** Who may see what under /p/ (domain/public-view.ts). */
   readonly publicView: PublicViewDeps;
+  /** Recipient links of drops (domain/recipient-links.ts). */
+  readonly links: RecipientLinkDeps;
+  /** Drops' access logs (domain/access-log.ts). */
+  readonly accessLog: AccessLogDeps;
   /** OAuth clients, codes and their budget (domain/oauth.ts). */
   readonly oauth: OAuthDeps;
   /** Each drop's own origin (docs/api.md, "Each drop on its own origin"); undefined when none is configured. */
@@ -180,6 +186,8 @@ export function createServices(options: ServiceOptions): Services {
     comments: { store, clock, limits, counter, signal: commentSignal, ...random },
     commentSignal,
     publicView: { store, clock, tokenUses, capabilities },
+    links: { store, clock, listener },
+    accessLog: { store, clock },
     oauth: { store, clock, counter, limits, ...random },
     contentHosts,
     loadRaw: createRawLoader(rawCache, (ref, version) => findRawDocument(store, ref, version), serveOptions),
@@ -191,6 +199,7 @@ export function createServices(options: ServiceOptions): Services {
     async purge() {
       await store.purgeExpired(clock.now(), DEVICE_RETENTION_MS);
       await purgeOAuth({ store, clock });
+      await purgeAccessLog({ store, clock });
       return purgeExpiredDrops(drops);
     },
     async connect(log) {

@@ -33,7 +33,7 @@ function concrete(url: string): string {
 }
 
 const BODIES: Record<string, unknown> = {
-  POST: { title: 't', html: page(), passcode: 'abcd', password: 'abcd', body: 'a comment' },
+  POST: { title: 't', html: page(), passcode: 'abcd', password: 'abcd', body: 'a comment', label: 'Dana' },
   PUT: { html: page() },
   PATCH: { title: 'x' },
 };
@@ -56,6 +56,10 @@ describe('every owner route', () => {
         'GET /api/drops/:slug/diff',
         'POST /api/drops/:slug/passcode',
         'GET /api/drops/:slug/stats',
+        'POST /api/drops/:slug/links',
+        'GET /api/drops/:slug/links',
+        'DELETE /api/drops/:slug/links/:id',
+        'GET /api/drops/:slug/access',
         'GET /api/me',
         'GET /api/tokens',
         'DELETE /api/tokens/:id',
@@ -103,7 +107,7 @@ describe('every owner route', () => {
   it("answers 403 forbidden on another account's drop, and changes nothing", async () => {
     const before = await h.call('GET', `/api/drops/${slug}`, { token: owner });
     const dropRoutes = h.app.ownerRoutes.filter((r) => r.url.includes(':slug'));
-    expect(dropRoutes.length).toBe(19);
+    expect(dropRoutes.length).toBe(23);
     for (const route of dropRoutes) {
       const reply = await h.call(route.method, concrete(route.url), {
         token: stranger,

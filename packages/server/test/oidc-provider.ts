@@ -13,6 +13,9 @@ import type { Page } from 'playwright-core';
 export interface OidcTestUser {
   readonly sub: string;
   readonly preferredUsername: string;
+  /** The `email` claim (scope `email`), with `email_verified` from `emailVerified` (default true). */
+  readonly email?: string;
+  readonly emailVerified?: boolean;
 }
 
 export interface OidcProviderOptions {
@@ -206,14 +209,16 @@ export async function startOidcProvider(options: OidcProviderOptions): Promise<O
         },
       ],
       pkce: { required: () => true },
-      claims: { openid: ['sub'], profile: ['preferred_username'] },
+      claims: { openid: ['sub'], profile: ['preferred_username'], email: ['email', 'email_verified'] },
       async findAccount(_ctx: unknown, id: string) {
         const user = users.find((u) => u.sub === id);
         if (user === undefined) return undefined;
         return {
           accountId: user.sub,
           async claims() {
-            return { sub: user.sub, preferred_username: user.preferredUsername };
+            const email =
+              user.email === undefined ? {} : { email: user.email, email_verified: user.emailVerified ?? true };
+            return { sub: user.sub, preferred_username: user.preferredUsername, ...email };
           },
         };
       },

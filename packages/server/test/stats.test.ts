@@ -64,6 +64,7 @@ describe('GET /api/drops/<slug>/stats', () => {
     expect(reply.status).toBe(200);
     expect(reply.headers['cache-control']).toBe('no-store');
     expect(reply.json).toEqual({
+      links: [],
       views: 0,
       unique_viewers: 0,
       first_viewed_at: null,
@@ -94,6 +95,7 @@ describe('GET /api/drops/<slug>/stats', () => {
     expect((await stats(slug)).json.views).toBe(0);
     await h.services.flushCounters();
     expect((await stats(slug)).json).toEqual({
+      links: [],
       views: 6,
       unique_viewers: 4,
       first_viewed_at: t0,

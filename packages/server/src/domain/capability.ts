@@ -16,6 +16,15 @@ export interface Capabilities {
    */
   issueTicket(slug: string, generation: number): { token: string; expiresAt: number };
   verifyTicket(token: string | undefined, slug: string, generation: number): boolean;
+  /**
+   * A view grant (docs/api.md, "Who can see a drop"): what the viewer puts in a frame's URL once it has decided that
+   * the visitor may see a drop that is not public, naming who was let in (`who`: a person or a link, see
+   * public-view.ts). Short-lived like a ticket; whoever checks it decides again for that `who`, so a revoked link or a
+   * person taken off the list stops at once. Format: `v.<expiry ms, base36>.<who, base64url>.<signature>`.
+   */
+  issueView(slug: string, generation: number, who: string): string;
+  /** The `who` of a genuine, unexpired view grant for this drop and passcode generation; else undefined. */
+  verifyView(token: string | undefined, slug: string, generation: number): string | undefined;
   readonly ttlMs: number;
 }
 
@@ -38,7 +47,7 @@ function grants(keys: readonly Buffer[], clock: Clock, purpose: string, ttlMs: n
       return { token: `${expiry}.${sign(signingKey, slug, generation, expiry).toString('base64url')}`, expiresAt };
     },
     verify(token: string | undefined, slug: string, generation: number) {
-      if (token === undefined || token.length > 100) return false;
+      if (token === undefined || token.length > 600) return false;
       const dot = token.indexOf('.');
       if (dot <= 0) return false;
       const expiry = token.slice(0, dot);
@@ -60,8 +69,24 @@ export function createCapabilities(keys: readonly Buffer[], clock: Clock, ttlMs:
   const capabilities = grants(keys, clock, 'cap1', ttlMs);
   // Never longer than the capability the visitor holds (HTMLDROP_CAPABILITY_TTL_SECONDS may be shorter).
   const tickets = grants(keys, clock, 'ticket1', Math.min(FRAME_TICKET_TTL_MS, ttlMs));
+  const views = grants(keys, clock, 'view1', Math.min(FRAME_TICKET_TTL_MS, ttlMs));
   return {
     ttlMs,
+    issueView(slug, generation, who) {
+      const encoded = Buffer.from(who).toString('base64url');
+      const { token } = views.issue(`${slug}\n${encoded}`, generation);
+      return `v.${token.slice(0, token.indexOf('.'))}.${encoded}${token.slice(token.indexOf('.'))}`;
+    },
+    verifyView(token, slug, generation) {
+      if (token === undefined || token.length > 600 || !token.startsWith('v.')) return undefined;
+      const [expiry, encoded, signature, extra] = token.slice(2).split('.');
+      if (expiry === undefined || encoded === undefined || signature === undefined || extra !== undefined) {
+        return undefined;
+      }
+      return views.verify(`${expiry}.${signature}`, `${slug}\n${encoded}`, generation)
+        ? Buffer.from(encoded, 'base64url').toString('utf8')
+        : undefined;
+    },
     issue: capabilities.issue,
     verify: capabilities.verify,
     issueTicket: tickets.issue,

@@ -5,7 +5,8 @@
  * file only decides and composes.
  */
 import { escapeMarkdownText } from './markdown-text.js';
-import { opensLockedDrop, type PublicViewDeps, type VisitorAccess } from './public-view.js';
+import { decideAccess, type PublicViewDeps, type VisitorAccess } from './public-view.js';
+import type { AccessWho, RefusalReason } from './store.js';
 import { type DropRecord, isExpired, type VersionRecord } from './types.js';
 
 /** What `/p/<slug>.md` (or `/p/<slug>` asked for Markdown) answers, before the document is converted. */
@@ -15,6 +16,8 @@ export type ReadableCopy =
   | { readonly kind: 'expired' }
   /** Locked, and the request holds neither a capability nor the owner's token: not a byte of the drop. */
   | { readonly kind: 'locked' }
+  /** Not for this visitor (docs/api.md, "Who can see a drop"): refused, nothing of the drop. */
+  | { readonly kind: 'refused'; readonly reason: RefusalReason; readonly who: AccessWho }
   | { readonly kind: 'version_not_found'; readonly latestVersion: number }
   | { readonly kind: 'readable'; readonly drop: DropRecord; readonly shown: VersionRecord };
 
@@ -32,7 +35,9 @@ export async function findReadableCopy(
   const drop = await deps.store.findDrop(slug);
   if (drop === undefined) return { kind: 'not_found' };
   if (isExpired(drop, deps.clock.now())) return { kind: 'expired' };
-  if (drop.locked && !(await opensLockedDrop(deps, drop, access))) return { kind: 'locked' };
+  const decision = await decideAccess(deps, drop, access, requested ?? null);
+  if (decision.kind === 'refused') return decision;
+  if (decision.kind === 'locked') return { kind: 'locked' };
   if (requested === null) return { kind: 'version_not_found', latestVersion: drop.latestVersion };
   const shown = await deps.store.getVersion(slug, requested ?? drop.latestVersion);
   if (shown === undefined) return { kind: 'version_not_found', latestVersion: drop.latestVersion };

@@ -2,11 +2,11 @@
 import { ApiError } from '../errors.js';
 import type { Clock } from './clock.js';
 import { getOwnedDrop } from './drops.js';
-import type { DropStore, ViewStore } from './store.js';
+import type { AccessStore, DropStore, RecipientLink, ViewStore } from './store.js';
 import type { DropViewStats } from './types.js';
 
 export interface StatsDeps {
-  readonly store: ViewStore & Pick<DropStore, 'findDrop'>;
+  readonly store: ViewStore & Pick<DropStore, 'findDrop'> & Pick<AccessStore, 'listLinks'>;
   readonly clock: Clock;
 }
 
@@ -15,10 +15,15 @@ export interface StatsDeps {
  * still in an instance's memory are not in them yet (at most one flush interval, 5 s; view_count lags alike), so
  * `views` equals the drop's view_count read at the same moment.
  */
-export async function getStats(deps: StatsDeps, accountId: string, slug: string): Promise<DropViewStats> {
+export async function getStats(
+  deps: StatsDeps,
+  accountId: string,
+  slug: string,
+): Promise<DropViewStats & { readonly links: readonly RecipientLink[] }> {
   await getOwnedDrop(deps, accountId, slug);
-  const stats = await deps.store.getDropStats(slug);
+  const [stats, links] = await Promise.all([deps.store.getDropStats(slug), deps.store.listLinks(slug)]);
   // Deleted between the ownership check and the read.
   if (stats === undefined) throw new ApiError('not_found', { message: `No drop with slug "${slug}".` });
-  return stats;
+  // The views each recipient link opened (docs/api.md, "Who can see a drop"), counted as they happen.
+  return { ...stats, links };
 }

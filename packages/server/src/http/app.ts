@@ -12,6 +12,7 @@ import { installErrorHandlers } from './error-handler.js';
 import { answerClientError, answerFrameworkError, answerShuttingDown } from './framework-errors.js';
 import { IDEMPOTENCY_LEASE_MS, installIdempotency, noteBodyDigest } from './idempotency.js';
 import { parseJsonBody } from './json-body.js';
+import { accessRoutes } from './routes/access.js';
 import { accountRoutes } from './routes/account.js';
 import { authRoutes } from './routes/auth.js';
 import { commentRoutes } from './routes/comments.js';
@@ -192,6 +193,7 @@ async function registerRoutes(app: TypedApp, services: Services): Promise<void> 
   await app.register(prototypeRoutes, { config, schemas, drops, comments: services.comments });
   await app.register(commentRoutes, { config, schemas, comments: services.comments });
   await app.register(statsRoutes, { schemas, stats: services.stats });
+  await app.register(accessRoutes, { config, schemas, links: services.links, accessLog: services.accessLog });
   await app.register(historyRoutes, { schemas, drops });
   await app.register(accountRoutes, { schemas, accounts });
   await app.register(discoveryRoutes, { config });

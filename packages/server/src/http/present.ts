@@ -3,6 +3,7 @@ import type { Config } from '../config.js';
 import { contentOrigins } from '../domain/content-origin.js';
 import { totalBytes } from '../domain/files.js';
 import type { Scanned } from '../domain/scan.js';
+import type { AccessEntry, RecipientLink } from '../domain/store.js';
 import type { DropRecord, DropViewStats, TokenInfo, VersionFile, VersionInfo, VersionRecord } from '../domain/types.js';
 
 /** Where a drop is reached: the service's base URL, and its own origin when one is configured. */
@@ -44,6 +45,24 @@ export function presentDrop(drop: DropRecord & Partial<Scanned>, { baseUrl, cont
   };
 }
 
+/** A recipient link as its owner lists it (docs/api.md, "Who can see a drop"): never its secret. */
+export function presentLink(link: RecipientLink) {
+  return {
+    id: link.id,
+    label: link.label,
+    created_at: link.createdAt,
+    expires_at: link.expiresAt,
+    revoked_at: link.revokedAt,
+    views: link.views,
+    last_viewed_at: link.lastViewedAt,
+  };
+}
+
+/** An access log entry (docs/api.md, "Who can see a drop"). */
+export function presentAccess(entry: AccessEntry) {
+  return { at: entry.at, outcome: entry.outcome, reason: entry.reason, who: entry.who, version: entry.version };
+}
+
 /** A version's files and its total (docs/api.md, "Many files in one drop"). */
 function presentFiles(sizeBytes: number, files: readonly VersionFile[]) {
   return {
@@ -81,8 +100,14 @@ export function presentVersion(version: VersionRecord, latest: number, files: re
 }
 
 /** Read receipts (docs/api.md, "Read receipts"); a version's first render is not part of the answer. */
-export function presentStats(stats: DropViewStats) {
+export function presentStats(stats: DropViewStats & { readonly links?: readonly RecipientLink[] }) {
   return {
+    links: (stats.links ?? []).map((l) => ({
+      id: l.id,
+      label: l.label,
+      views: l.views,
+      last_viewed_at: l.lastViewedAt,
+    })),
     views: stats.views,
     unique_viewers: stats.uniqueViewers,
     first_viewed_at: stats.firstViewedAt,

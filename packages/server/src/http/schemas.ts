@@ -328,6 +328,13 @@ function statsSchemas() {
   return {
     DropStats: Type.Object(
       {
+        links: Type.Array(
+          Type.Object(
+            { id: Type.String(), label: Type.String(), views: Type.Integer(), last_viewed_at: lastViewed },
+            { additionalProperties: false },
+          ),
+          { description: 'Each recipient link, newest first, with the views it opened' },
+        ),
         views: Type.Integer({ description: "Viewer renders: equals the drop's view_count; may lag by up to 5 s" }),
         unique_viewers: Type.Integer({
           description:

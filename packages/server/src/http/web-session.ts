@@ -62,6 +62,8 @@ export interface SessionPayload {
   readonly accountId: string;
   readonly login: string;
   readonly provider: string;
+  /** A verified email the provider vouched for at sign-in (Identity.email); drives a drop's email rules. */
+  readonly email?: string | undefined;
 }
 
 export interface WebSessions {

@@ -26,6 +26,16 @@ function loginOf(claims: Readonly<Record<string, unknown>>): string | undefined 
   );
 }
 
+/**
+ * The email the issuer vouches for: `email` with `email_verified` exactly true (OpenID Connect Core 5.1), lowercase;
+ * none otherwise, so an address a person merely typed into their profile never matches a drop's list.
+ */
+function verifiedEmail(claims: Readonly<Record<string, unknown>>): { email?: string } {
+  const { email, email_verified: verified } = claims;
+  if (typeof email !== 'string' || verified !== true || !/^[^@\s]+@[^@\s]+$/.test(email)) return {};
+  return { email: email.toLowerCase() };
+}
+
 export function createOidcProvider(options: OidcOptions): IdentityProvider {
   const issuer = new URL(options.issuer);
   let configuration: Promise<{ oidc: typeof OidcClient; config: OidcClient.Configuration }> | undefined;
@@ -83,8 +93,10 @@ export function createOidcProvider(options: OidcOptions): IdentityProvider {
         if (idToken === undefined) throw new SignInError('The identity provider returned no ID token.');
         claims = idToken;
         // With the code flow, the claims of the profile and email scopes come from the UserInfo endpoint, not
-        // the ID token (OpenID Connect Core 5.4); ask it when the ID token names no login.
-        if (loginOf(idToken) === undefined && config.serverMetadata().userinfo_endpoint !== undefined) {
+        // the ID token (OpenID Connect Core 5.4); ask it when the ID token names no login, or no email while the
+        // email scope was asked for (a drop's email rules need it: docs/operating.md, "Who can see a drop").
+        const wantsEmail = /(^|\s)email(\s|$)/.test(options.scopes) && typeof idToken.email !== 'string';
+        if ((loginOf(idToken) === undefined || wantsEmail) && config.serverMetadata().userinfo_endpoint !== undefined) {
           claims = { ...(await oidc.fetchUserInfo(config, tokens.access_token, idToken.sub)), sub: idToken.sub };
         }
       } catch (error) {
@@ -96,7 +108,7 @@ export function createOidcProvider(options: OidcOptions): IdentityProvider {
         throw new SignInError(`The identity provider did not sign you in (${reason}).`, { cause: error });
       }
       const login = loginOf(claims) ?? claims.sub;
-      return { provider: 'oidc', subject: `${options.issuer}#${claims.sub}`, login };
+      return { provider: 'oidc', subject: `${options.issuer}#${claims.sub}`, login, ...verifiedEmail(claims) };
     },
   };
 }

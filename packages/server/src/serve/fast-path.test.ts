@@ -22,7 +22,14 @@ let port: number;
 
 async function cacheDrop(slug: string, html: string, options: { locked?: boolean; version?: number } = {}) {
   const drop = { slug, accountId: 'u_test', latestVersion: 1, locked: options.locked ?? false, passcodeGeneration: 0 };
-  const served = { ...drop, expiresAt: null, contentLabel: labelOf(slug), network: 'open' as const };
+  const served = {
+    ...drop,
+    expiresAt: null,
+    contentLabel: labelOf(slug),
+    network: 'open' as const,
+    visibility: 'public' as const,
+    allow: [],
+  };
   const entry = await buildRawEntry(served, { version: 1, html }, { contentFrameAncestors: "'self'" });
   cache.set(entry, { slug }, options.version, cache.generation());
   cache.set(entry, { label: labelOf(slug) }, options.version, cache.generation());
@@ -62,7 +69,14 @@ const PNG = Buffer.from(Array.from({ length: 512 }, (_, i) => i % 256));
 /** A file of version 1 of an open drop, cached under the keys a request names it by (docs/api.md, "Many files in one drop"). */
 async function cacheFile(slug: string, path: string, bytes: Buffer) {
   const drop = { slug, accountId: 'u_test', latestVersion: 1, locked: false, passcodeGeneration: 0 };
-  const served = { ...drop, expiresAt: null, contentLabel: labelOf(slug), network: 'open' as const };
+  const served = {
+    ...drop,
+    expiresAt: null,
+    contentLabel: labelOf(slug),
+    network: 'open' as const,
+    visibility: 'public' as const,
+    allow: [],
+  };
   const file = { path, sizeBytes: bytes.length, contentType: 'image/png', sha256: 'x'.repeat(64) };
   const entry = await buildFileEntry(served, { version: 1, file, bytes }, { contentFrameAncestors: "'self'" });
   cache.set(entry, { slug }, 1, cache.generation(), path);

@@ -6,16 +6,35 @@
  * one code path whoever answers it.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { opensLockedDrop, type PublicViewDeps, type VisitorAccess } from '../domain/public-view.js';
+import { type Admitted, decideAccess, type PublicViewDeps, type VisitorAccess } from '../domain/public-view.js';
+import type { AccessWho, RefusalReason } from '../domain/store.js';
 import { cachedAs, cappedCacheControl, matchesEtag, pickVariant, type Surface } from './raw.js';
-import { openPolicyOf, type RawAnswer, type RawAnswers, type RawEntry, type SurfaceAnswers } from './raw-cache.js';
+import {
+  isGated,
+  openPolicyOf,
+  type RawAnswer,
+  type RawAnswers,
+  type RawEntry,
+  type SurfaceAnswers,
+} from './raw-cache.js';
 
 /** Why a loaded document is not sent, or the answers to send it from. */
 export type RawVerdict =
   | { readonly kind: 'expired' }
   | { readonly kind: 'locked' }
-  | { readonly kind: 'send'; readonly answers: SurfaceAnswers; readonly entry: RawEntry };
+  /** Not for this visitor (docs/api.md, "Who can see a drop"): 401 or 403, nothing of the drop. */
+  | { readonly kind: 'refused'; readonly reason: RefusalReason; readonly who: AccessWho }
+  | {
+      readonly kind: 'send';
+      readonly answers: SurfaceAnswers;
+      readonly entry: RawEntry;
+      readonly admitted?: Admitted;
+    };
 
+/**
+ * Whether a loaded document opens for this visitor (decideAccess() in domain/public-view.ts, the one decision): an
+ * open public drop always; otherwise as decided for this request, never from what a cache kept.
+ */
 export async function rawVerdict(
   view: PublicViewDeps,
   entry: RawEntry,
@@ -24,8 +43,11 @@ export async function rawVerdict(
 ): Promise<RawVerdict> {
   // docs/api.md, "Expiry": gone from the instant itself, whatever a cache or the purge has done yet.
   if (entry.expiresAt !== null && entry.expiresAt <= view.clock.now()) return { kind: 'expired' };
-  if (entry.locked && !(await opensLockedDrop(view, entry, access))) return { kind: 'locked' };
-  return { kind: 'send', answers, entry };
+  // A public, open drop is everyone's: nothing to decide (the fast path answers these without asking).
+  if (!isGated(entry)) return { kind: 'send', answers, entry };
+  const decision = await decideAccess(view, entry, access, entry.version);
+  if (decision.kind !== 'open') return decision.kind === 'locked' ? { kind: 'locked' } : decision;
+  return { kind: 'send', answers, entry, admitted: decision };
 }
 
 /**
@@ -40,7 +62,7 @@ export function sendRawDocument(
   target: { readonly version: number | undefined; readonly surface: Surface; readonly now: number },
   report: (error: unknown) => void,
 ): void {
-  const policy = entry.locked ? 'private' : openPolicyOf(target.version);
+  const policy = isGated(entry) ? 'private' : openPolicyOf(target.version);
   const lifetime = cachedAs(target.surface, policy);
   const cacheControl = entry.expiresAt === null ? undefined : cappedCacheControl(lifetime, entry.expiresAt, target.now);
   try {

@@ -20,6 +20,8 @@ function entry(slug: string, version: number, size = 10): RawEntry {
     locked: false,
     passcodeGeneration: 0,
     expiresAt: null,
+    visibility: 'public',
+    allow: [],
     contentLabel: `label${slug}`,
     answers: { latest: under('latest'), pinned: under('pinned'), private: under('private') },
     contentAnswers: { latest: under('latest'), pinned: under('pinned'), private: under('private') },

@@ -1,3 +1,5 @@
+import type { Visibility } from '../domain/types.js';
+
 /**
  * Bounded in-memory LRU of ready-to-send raw documents and files (docs/api.md, "Many files in one drop"), so
  * /p/<slug>/raw, a drop's own origin and their files do no per-request work that can be done once per version.
@@ -25,6 +27,10 @@ export interface RawAnswer {
 /** Every encoding of a version under one cache policy, with the lock state the writer guards on. */
 export interface RawAnswers {
   readonly policy: CachePolicy;
+  /**
+   * Gated: a passcode, or a visibility other than `public` (docs/api.md, "Who can see a drop"). Gated answers are
+   * never sent by the fast path and only ever privately: the route decides for each request.
+   */
   readonly locked: boolean;
   /**
    * The drop's expiry (Unix ms), or null. An expiring drop's answers are never sent by the fast path: the route
@@ -54,6 +60,9 @@ export interface RawEntry {
   readonly locked: boolean;
   readonly passcodeGeneration: number;
   readonly expiresAt: number | null;
+  /** Who can see the drop (docs/api.md, "Who can see a drop"); decided per request when not `public`. */
+  readonly visibility: Visibility;
+  readonly allow: readonly string[];
   /** The `{id}` of the drop's own origin. */
   readonly contentLabel: string | null;
   /** The raw path's answers under each cache policy. */
@@ -128,6 +137,10 @@ function slotOf(entry: RawEntry, answers: SurfaceAnswers, policy: CachePolicy, s
   const { locked, expiresAt, identity, gzip, brotli, ranges } = answers[policy];
   return { policy, locked, expiresAt, identity, gzip, brotli, ranges, entry, used: false, storedAt };
 }
+
+/** Whether an entry's answers wait for a decision per request: a passcode, or a drop that is not public. */
+export const isGated = (entry: Pick<RawEntry, 'locked' | 'visibility'>): boolean =>
+  entry.locked || entry.visibility !== 'public';
 
 /** The shared-cache policy of an open drop's answer: the latest version, or a pinned `?v=<n>`. */
 export const openPolicyOf = (version: number | undefined): CachePolicy => (version === undefined ? 'latest' : 'pinned');

@@ -16,7 +16,16 @@ import type { CachePolicy, RawAnswer, RawAnswers, RawEntry, SurfaceAnswers } fro
 /** What an entry needs of its drop. */
 type ServedDrop = Pick<
   DropRecord,
-  'slug' | 'accountId' | 'latestVersion' | 'locked' | 'passcodeGeneration' | 'expiresAt' | 'contentLabel' | 'network'
+  | 'slug'
+  | 'accountId'
+  | 'latestVersion'
+  | 'locked'
+  | 'passcodeGeneration'
+  | 'expiresAt'
+  | 'contentLabel'
+  | 'network'
+  | 'visibility'
+  | 'allow'
 >;
 
 /** docs/api.md 4.6: on the raw path the sandbox never includes allow-same-origin. */
@@ -198,7 +207,8 @@ function answersUnder(
     encoded === undefined ? undefined : answer(encoded, policy, surface, what);
   return {
     policy,
-    locked: drop.locked,
+    // Gated (raw-cache.ts): the fast path never sends these, and the writer sends them only privately.
+    locked: drop.locked || drop.visibility !== 'public',
     expiresAt: drop.expiresAt,
     identity: answer(identity, policy, surface, what),
     gzip: optional(gzip),
@@ -260,6 +270,8 @@ async function entryOf(
     locked: drop.locked,
     passcodeGeneration: drop.passcodeGeneration,
     expiresAt: drop.expiresAt,
+    visibility: drop.visibility,
+    allow: drop.allow,
     contentLabel: drop.contentLabel,
     answers: surfaceAnswers(drop, encodings, surfaceHeaders(drop, 'raw', what, options), what),
     contentAnswers:

@@ -462,3 +462,48 @@ export function renderGate(model: GateModel): string {
   const body = `<main class="card"><div class="lock">${ICON_LOCK}</div><h1>This drop is protected</h1><p class="lead">Enter the passcode you were given.</p>${error}<form method="post" action="${escapeHtml(model.action)}"><label for="passcode">Passcode</label><input ${inputAttrs}><button type="submit" id="unlock"${limited ? ' disabled' : ''}>Unlock</button></form></main><p class="foot"><span class="mark" aria-hidden="true"></span>htmldrop</p>`;
   return `<!doctype html><html lang="en"><head>${headHtml({ title: 'Protected drop · htmldrop', nonce: model.nonce, style: GATE_STYLE, extra: '<meta name="robots" content="noindex">' })}</head><body>${body}</body></html>`;
 }
+
+/**
+ * The page of a visitor who may not see a drop (docs/api.md, "Who can see a drop"): 401, sign in (and come back to
+ * the same drop and version); or 403, the signed-in identity (named) is not on the list, with a way to sign out and
+ * in as someone else. Neither shows the drop's title or any byte of it: only the address the visitor typed.
+ */
+export interface AccessRefusedModel {
+  readonly kind: 'sign_in' | 'not_on_list';
+  /** Why a link did not open it, when the visitor came with one. */
+  readonly link?: 'revoked' | 'expired' | undefined;
+  /** Where signing in starts (it comes back to the drop and version asked for). */
+  readonly signInHref: string;
+  /** The identity provider's name, for the button. */
+  readonly provider: string;
+  /** The signed-in person (not_on_list): their username, the sign-out form's CSRF token and where it comes back to. */
+  readonly signedInAs?: { readonly login: string; readonly csrf: string; readonly next: string } | undefined;
+  readonly nonce: string;
+}
+
+const ACCESS_STYLE = `${GATE_STYLE}
+.who{font-weight:650;color:var(--fg)}
+a.button{display:flex;align-items:center;justify-content:center;width:100%;height:42px;margin:12px 0 0;border-radius:9px;
+background:var(--accent);color:#fff;font-size:15px;font-weight:600;text-decoration:none}
+@media (prefers-color-scheme:dark){a.button{color:#0f1217}}
+a.button:hover{filter:brightness(1.06)}
+button.quiet{background:transparent;color:var(--accent);border:1px solid var(--line)}
+@media (prefers-color-scheme:dark){button.quiet{color:var(--accent)}}
+.note{margin:14px 0 0;color:var(--muted);font-size:13.5px}`;
+
+export function renderAccessRefused(model: AccessRefusedModel): string {
+  const linkNote =
+    model.link === undefined
+      ? ''
+      : `<p class="err" role="alert">The link you opened ${model.link === 'revoked' ? 'was revoked by its owner' : 'has expired'}: it no longer opens this drop.</p>`;
+  let body: string;
+  if (model.kind === 'not_on_list' && model.signedInAs !== undefined) {
+    const who = model.signedInAs;
+    body = `<h1>You are not on the list</h1>${linkNote}<p class="lead">You are signed in as <span class="who">${escapeHtml(who.login)}</span>, who is not among the people this drop is shared with.</p><p class="note">Ask the person who sent you the address to add you, or sign in as someone else.</p><form method="post" action="/console/logout"><input type="hidden" name="csrf" value="${escapeHtml(who.csrf)}"><input type="hidden" name="next" value="${escapeHtml(who.next)}"><button type="submit" class="quiet" id="sign-out">Sign out</button></form>`;
+  } else {
+    body = `<h1>Sign in to see this drop</h1>${linkNote}<p class="lead">This drop is shared with specific people. Sign in to show who you are.</p><a class="button" id="sign-in" href="${escapeHtml(model.signInHref)}">Sign in with ${escapeHtml(model.provider)}</a>`;
+  }
+  const title = model.kind === 'not_on_list' ? 'Not on the list · htmldrop' : 'Sign in · htmldrop';
+  const page = `<main class="card"><div class="lock">${ICON_LOCK}</div>${body}</main><p class="foot"><span class="mark" aria-hidden="true"></span>htmldrop</p>`;
+  return `<!doctype html><html lang="en"><head>${headHtml({ title, nonce: model.nonce, style: ACCESS_STYLE, extra: '<meta name="robots" content="noindex">' })}</head><body>${page}</body></html>`;
+}

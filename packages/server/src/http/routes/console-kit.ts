@@ -15,7 +15,7 @@ import type { DropDeps } from '../../domain/drops.js';
 import type { StatsDeps } from '../../domain/stats.js';
 import { type ApiError, isApiError } from '../../errors.js';
 import type { IdentityProvider } from '../../identity/index.js';
-import { type FormRefusal, formErrorHandler } from '../forms.js';
+import { type FormRefusal, formErrorHandler, formField } from '../forms.js';
 import { refusePage, servicePage, showPage } from '../page-reply.js';
 import { signedOutPage, type Who } from '../pages/console.js';
 import { consoleShell, notice } from '../pages/console-layout.js';
@@ -210,6 +210,10 @@ export function logout(sessions: WebSessions): Handler {
       return bareRefusal(reply, 'Sign-out must come from your console.');
     }
     reply.header('set-cookie', sessions.signOut());
-    return reply.header('cache-control', 'no-store').redirect('/console', 303);
+    // The page of a drop the person was not allowed to see signs out back to that drop (its sign-in page), never
+    // to another site: only a viewer path (docs/api.md, "Who can see a drop").
+    const next = formField(request.body, 'next');
+    const back = /^\/p\/[A-Za-z0-9_-]{1,64}(?:\?v=\d{1,9})?$/.test(next) ? next : '/console';
+    return reply.header('cache-control', 'no-store').redirect(back, 303);
   };
 }

@@ -106,9 +106,13 @@ export async function contentHostRoutes(app: TypedApp, deps: ContentHostDeps): P
     };
     const verdict = await rawVerdict(deps.view, entry, entry.contentAnswers, access);
     if (verdict.kind === 'expired') return refuse(reply, 'expired', contentExpiredPage(config.baseUrl));
-    if (verdict.kind === 'locked') {
+    if (verdict.kind === 'locked' || verdict.kind === 'refused') {
+      // A refused visitor (docs/api.md, "Who can see a drop") gets the same page as a lapsed ticket: nothing of the
+      // drop, and the viewer (on the service's host, where the visitor is known) decides again.
+      const code =
+        verdict.kind === 'locked' ? 'locked' : verdict.who.kind === 'anonymous' ? 'sign_in_required' : 'not_on_list';
       const nonce = randomBytes(16).toString('base64');
-      return refusePage(reply, 'locked', contentLockedPage(config.baseUrl, serviceOrigin, nonce), {
+      return refusePage(reply, code, contentLockedPage(config.baseUrl, serviceOrigin, nonce), {
         cacheControl: CACHE_PRIVATE,
         headers: { 'content-security-policy': pageCsp(nonce) },
       });

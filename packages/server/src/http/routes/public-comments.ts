@@ -8,7 +8,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import * as comments from '../../domain/comments.js';
 import { isValidSlug, parseVersionNumber } from '../../domain/ids.js';
-import { holdsCapability, type PublicViewDeps } from '../../domain/public-view.js';
+import { decideAccess, type PublicViewDeps } from '../../domain/public-view.js';
 import type { DropRecord } from '../../domain/types.js';
 import { type ApiError, isApiError } from '../../errors.js';
 import type { IdentityProvider } from '../../identity/index.js';
@@ -18,7 +18,7 @@ import { escapeHtml, simplePage } from '../pages/layout.js';
 import type { ViewerComments } from '../pages/viewer.js';
 import type { TypedApp } from '../typed-app.js';
 import { type SessionPayload, WEB_SESSION, type WebSessions } from '../web-session.js';
-import { accessOf } from './public.js';
+import { accessOf, linkOf, personOf } from './public.js';
 
 export interface ViewerCommentDeps {
   readonly comments: comments.CommentDeps;
@@ -82,6 +82,8 @@ const REFUSALS = {
   cross_site: 'For your safety, comments are only accepted from the drop’s own page. Post it there.',
   not_found: 'This drop does not exist, or it was deleted.',
   locked: 'This drop is locked: open it and enter its passcode before commenting.',
+  sign_in_required: 'This drop is shared with specific people: open it and sign in first.',
+  not_on_list: 'You are not among the people this drop is shared with.',
 } as const;
 
 function refuse(reply: FastifyReply, error: ApiError | keyof typeof REFUSALS, back: string) {
@@ -134,9 +136,14 @@ export function registerViewerCommentPost(app: TypedApp, deps: ViewerCommentDeps
       const drop = await comments.findCommentedDrop(deps.comments, slug);
       if (drop === undefined) return refuse(reply, 'not_found', '/');
       const owner = session?.accountId === drop.accountId;
-      if (drop.locked && !owner && !holdsCapability(deps.view, slug, drop.passcodeGeneration, accessOf(request))) {
-        return refuse(reply, 'locked', back);
+      // The one access decision (domain/public-view.ts): who can see the drop, then its passcode (its owner, signed
+      // in, comments on a locked drop without one).
+      const access = { ...accessOf(request), person: personOf(deps.sessions, request), link: linkOf(request) };
+      const decision = await decideAccess(deps.view, drop, access, requested ?? null);
+      if (decision.kind === 'refused') {
+        return refuse(reply, session === undefined ? 'sign_in_required' : 'not_on_list', back);
       }
+      if (decision.kind === 'locked' && !owner) return refuse(reply, 'locked', back);
       try {
         if (session !== undefined) await request.spendWrite(session.accountId);
         const input = {

@@ -11,7 +11,14 @@ import type { Capabilities } from '../../domain/capability.js';
 import type { ContentHosts } from '../../domain/content-origin.js';
 import { folderTarget } from '../../domain/files.js';
 import { isValidSlug, parseVersionNumber } from '../../domain/ids.js';
-import { findViewerPage, type PublicViewDeps, type VisitorAccess } from '../../domain/public-view.js';
+import {
+  type AccessDecision,
+  findViewerPage,
+  type PublicViewDeps,
+  recordView,
+  refuseWrongPasscode,
+  type VisitorAccess,
+} from '../../domain/public-view.js';
 import {
   CONTEXT_HEADING,
   findReadableCopy,
@@ -19,8 +26,10 @@ import {
   readableDocument,
   readableVersionKey,
 } from '../../domain/readable-copy.js';
+import { isLinkSecret, LINK_PARAM } from '../../domain/recipient-links.js';
 import type { DropRecord } from '../../domain/types.js';
 import { countRender, type RenderCountDeps, type UnlockDeps, unlockDrop } from '../../domain/viewing.js';
+import type { Person } from '../../domain/visibility.js';
 import { ERROR_STATUS, type ErrorCode } from '../../errors.js';
 import type { MarkdownCopies } from '../../serve/markdown-copy.js';
 import { CACHE_PRIVATE } from '../../serve/raw.js';
@@ -37,8 +46,9 @@ import {
   passcodeRequiredPage,
   versionNotFoundPage,
 } from '../pages/layout.js';
-import { renderGate, renderViewer } from '../pages/viewer.js';
+import { renderAccessRefused, renderGate, renderViewer } from '../pages/viewer.js';
 import type { TypedApp } from '../typed-app.js';
+import { type SessionPayload, WEB_SESSION, type WebSessions } from '../web-session.js';
 import {
   commentsBefore,
   registerViewerCommentPost,
@@ -48,6 +58,8 @@ import {
 
 export const CAPABILITY_COOKIE = 'hd_cap';
 export const CAPABILITY_PARAM = 'cap';
+/** The recipient link a browser opened a drop with (docs/api.md, "Who can see a drop"), kept for the drop's paths. */
+export const LINK_COOKIE = 'hd_link';
 
 /** A page that depends on the visitor's capability: never kept by a shared cache. */
 const PRIVATE: PageOptions = { cacheControl: CACHE_PRIVATE };
@@ -99,6 +111,62 @@ export function accessOf(request: FastifyRequest): VisitorAccess {
     authorization: request.headers.authorization,
   };
 }
+
+/** The person signed in to the service's pages (the one session, web-session.ts), as the access decision takes it. */
+export function personOf(sessions: WebSessions, request: FastifyRequest): Person | undefined {
+  const session = sessions.read<SessionPayload>(request, WEB_SESSION);
+  return session === undefined
+    ? undefined
+    : { accountId: session.accountId, login: session.login, email: session.email };
+}
+
+const sessionsOf = (routes: Pick<PublicRouteDeps, 'viewerComments'>) => routes.viewerComments.sessions;
+
+/** A recipient link's secret: `?k=` in the URL, else the cookie the viewer set when the link opened the drop. */
+export function linkOf(request: FastifyRequest): string | undefined {
+  const fromQuery = (request.query as Query)[LINK_PARAM];
+  if (typeof fromQuery === 'string') return fromQuery;
+  return cookieValue(request.headers.cookie, LINK_COOKIE);
+}
+
+/** What a visitor on the service's own host presents: the grants of accessOf(), the session and a link. */
+function visitorOf(routes: PublicRoutes, request: FastifyRequest, base: VisitorAccess): VisitorAccess {
+  return { ...base, person: personOf(routes.viewerComments.sessions, request), link: linkOf(request) };
+}
+
+/**
+ * The page of a visitor refused by decideAccess() (docs/api.md, "Who can see a drop"): 401 with a sign-in that comes
+ * back to `back` (the drop and version asked for), or 403 naming the signed-in person, with a way to sign out.
+ * Nothing of the drop; never kept by any cache.
+ */
+function refuseAccess(
+  routes: PublicRoutes,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  refusal: Extract<AccessDecision, { kind: 'refused' }>,
+  back: string,
+) {
+  const { sessions, identity } = routes.viewerComments;
+  const person = personOf(sessions, request);
+  const link =
+    refusal.reason === 'link_revoked' ? 'revoked' : refusal.reason === 'link_expired' ? 'expired' : undefined;
+  const nonce = routes.pageNonce(reply);
+  const signInHref = `/console/login?next=${encodeURIComponent(back)}`;
+  const html = renderAccessRefused({
+    kind: person === undefined ? 'sign_in' : 'not_on_list',
+    link,
+    signInHref,
+    provider: identity.displayName,
+    signedInAs:
+      person === undefined ? undefined : { login: person.login, csrf: sessions.csrf(request, WEB_SESSION), next: back },
+    nonce,
+  });
+  return refusePage(reply, person === undefined ? 'sign_in_required' : 'not_on_list', html, PRIVATE);
+}
+
+/** The viewer's address for a drop and a version asked for (where a sign-in comes back to). */
+const viewerPathOf = (slug: string, version: number | undefined) =>
+  `/p/${slug}${version === undefined ? '' : `?v=${version}`}`;
 
 /** What the three public routes share, built once. */
 interface PublicRoutes extends PublicRouteDeps {
@@ -159,8 +227,10 @@ function registerRawRoute(app: TypedApp, routes: PublicRoutes): void {
       const { slug, version } = target;
       const entry = await routes.loadRaw({ slug }, version);
       if (entry === undefined) return refusePage(reply, 'not_found', NOT_FOUND_PAGE);
-      const verdict = await rawVerdict(routes.view, entry, entry.answers, accessOf(request));
+      const access = visitorOf(routes, request, accessOf(request));
+      const verdict = await rawVerdict(routes.view, entry, entry.answers, access);
       if (verdict.kind === 'expired') return refusePage(reply, 'expired', EXPIRED_PAGE);
+      if (verdict.kind === 'refused') return refuseAccess(routes, request, reply, verdict, viewerPathOf(slug, version));
       if (verdict.kind === 'locked') {
         const viewer = `/p/${slug}${version === undefined ? '' : `?v=${version}`}`;
         return refusePage(reply, 'locked', passcodeRequiredPage(viewer), PRIVATE);
@@ -199,10 +269,11 @@ function registerRawFolderRoute(app: TypedApp, routes: PublicRoutes): void {
           ? await routes.loadRaw({ slug }, version, true)
           : await routes.loadFile({ slug }, version, target.path);
       if (entry === undefined) return refusePage(reply, 'not_found', NOT_FOUND_PAGE);
-      const presented = accessOf(request);
+      const presented = visitorOf(routes, request, accessOf(request));
       const access = grant === undefined ? presented : { ...presented, capability: grant };
       const verdict = await rawVerdict(routes.view, entry, entry.answers, access);
       if (verdict.kind === 'expired') return refusePage(reply, 'expired', EXPIRED_PAGE);
+      if (verdict.kind === 'refused') return refuseAccess(routes, request, reply, verdict, viewerPathOf(slug, version));
       if (verdict.kind === 'locked') {
         return refusePage(reply, 'locked', passcodeRequiredPage(`/p/${slug}?v=${version}`), PRIVATE);
       }
@@ -228,11 +299,18 @@ function registerViewerRoute(app: TypedApp, routes: PublicRoutes): void {
       const requested = requestedVersion(askedFor);
       const own = routes.contentHosts?.origins;
       // The cookie only: a grant in the URL (the frame's) must not open the viewer, which hands out a new one.
-      const access = { capability: cookieValue(request.headers.cookie, CAPABILITY_COOKIE), authorization: undefined };
+      const access = visitorOf(routes, request, {
+        capability: cookieValue(request.headers.cookie, CAPABILITY_COOKIE),
+        authorization: undefined,
+      });
       const frameOf = (d: DropRecord) => (own === undefined || d.contentLabel === null ? 'raw' : 'own-origin');
       const page = await findViewerPage(routes.view, slug, requested, access, frameOf);
       if (page.kind === 'not_found') return refusePage(reply, 'not_found', NOT_FOUND_PAGE);
       if (page.kind === 'expired') return refusePage(reply, 'expired', EXPIRED_PAGE);
+      if (page.kind === 'refused') {
+        const back = viewerPathOf(slug, typeof requested === 'number' ? requested : undefined);
+        return refuseAccess(routes, request, reply, page, back);
+      }
       if (page.kind === 'locked') {
         const nonce = routes.pageNonce(reply);
         // No byte of the drop, not even its title or whether a version exists, before the passcode.
@@ -247,7 +325,20 @@ function registerViewerRoute(app: TypedApp, routes: PublicRoutes): void {
           versionNotFoundPage(slug, String(askedFor).slice(0, 40), page.latestVersion),
         );
       }
-      const { drop, shown, versions, frameCapability } = page;
+      const { drop, shown, versions, frameCapability, admitted } = page;
+      // A link that opened the drop is kept for its other paths (the Raw link, other versions), never beyond them.
+      const fromQuery = (request.query as Query)[LINK_PARAM];
+      if (admitted.linkId !== undefined && isLinkSecret(fromQuery)) {
+        reply.header(
+          'set-cookie',
+          serializeCookie(LINK_COOKIE, fromQuery, {
+            path: `/p/${slug}`,
+            maxAgeSeconds: 30 * 24 * 60 * 60,
+            sameSite: 'Lax',
+            secure: config.baseUrl.startsWith('https:'),
+          }),
+        );
+      }
       // The version's folder (docs/api.md, "Many files in one drop"), where its document's relative URLs reach its
       // own files; a version without files keeps the Raw link of section 4.6.
       const folder = `/v/${shown.version}/`;
@@ -285,9 +376,11 @@ function registerViewerRoute(app: TypedApp, routes: PublicRoutes): void {
       // Counted for the version shown, under a daily viewer hash (domain/viewer-id.ts); no address is kept.
       if (request.method === 'GET') {
         countRender(renders, slug, shown.version, request.ip, request.headers['user-agent'] ?? '');
+        await recordView(routes.view, slug, shown.version, admitted);
       }
-      // Not cached by shared caches, so every render reaches the view count.
-      return showPage(reply, html, drop.locked ? PRIVATE : { cacheControl: 'no-cache' });
+      // Not cached by shared caches, so every render reaches the view count; a gated drop's by no cache at all.
+      const gated = drop.locked || drop.visibility !== 'public' || admitted.linkId !== undefined;
+      return showPage(reply, html, gated ? PRIVATE : { cacheControl: 'no-cache' });
     },
   });
 }
@@ -346,10 +439,10 @@ async function answerReadableCopy(request: FastifyRequest, reply: FastifyReply, 
   if (!isValidSlug(slug)) return refuseReadableCopy(reply, 'not_found', NOT_FOUND_TEXT);
   const viewer = `${routes.config.baseUrl}/p/${slug}`;
   const requested = requestedVersion((request.query as Query).v);
-  const access: VisitorAccess = {
+  const access: VisitorAccess = visitorOf(routes, request, {
     capability: cookieValue(request.headers.cookie, CAPABILITY_COOKIE),
     authorization: request.headers.authorization,
-  };
+  });
   const copy = await findReadableCopy(routes.view, slug, requested, access);
   switch (copy.kind) {
     case 'not_found':
@@ -365,6 +458,18 @@ async function answerReadableCopy(request: FastifyRequest, reply: FastifyReply, 
           '(`Authorization: Bearer hd_...`).\n',
         CACHE_PRIVATE,
       );
+    case 'refused': {
+      // Nothing of the drop (docs/api.md, "Who can see a drop"): how to get in, in words an agent can act on.
+      const signedIn = copy.who.kind === 'person';
+      return refuseReadableCopy(
+        reply,
+        signedIn ? 'not_on_list' : 'sign_in_required',
+        signedIn
+          ? `# Not on the list\n\n${copy.who.name ?? 'This person'} is not among the people this drop is shared with.\n`
+          : `# Sign in required\n\nThis drop is shared with specific people. Open ${viewer} and sign in, send its owner's token, or use a recipient link the owner gave you.\n`,
+        CACHE_PRIVATE,
+      );
+    }
     case 'version_not_found':
       return refuseReadableCopy(
         reply,
@@ -381,7 +486,7 @@ async function answerReadableCopy(request: FastifyRequest, reply: FastifyReply, 
   });
   // Deleted between the two reads: as if it had never been there.
   if (text === undefined) return refuseReadableCopy(reply, 'not_found', NOT_FOUND_TEXT);
-  const privacy = drop.locked ? CACHE_PRIVATE : 'no-cache';
+  const privacy = drop.locked || drop.visibility !== 'public' ? CACHE_PRIVATE : 'no-cache';
   if (text.outcome === 'busy') {
     // Too many conversions wait: a retry later, not a pile of waiting requests (docs/api.md, "Readable copy").
     const busy = `# Busy\n\nToo many documents are waiting to be converted. Ask again in ${text.retryAfterSeconds} s.\n`;
@@ -455,6 +560,7 @@ function registerUnlockRoute(app: TypedApp, routes: PublicRoutes): void {
           return refusePage(reply, 'rate_limited', page, { ...PRIVATE, retryAfterSeconds });
         }
         case 'wrong':
+          await refuseWrongPasscode(routes.view, slug, { person: personOf(sessionsOf(routes), request) }, null);
           return refusePage(reply, 'wrong_passcode', renderGate({ slug, action, error: 'wrong', nonce }), PRIVATE);
         case 'granted': {
           const cookie = serializeCookie(CAPABILITY_COOKIE, result.token, {

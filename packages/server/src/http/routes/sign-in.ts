@@ -93,7 +93,7 @@ async function signedInAccount(
   request: FastifyRequest,
   reply: FastifyReply,
   pending: SignInPayload,
-): Promise<{ readonly account: Account } | { readonly refused: FastifyReply }> {
+): Promise<{ readonly account: Account; readonly email?: string | undefined } | { readonly refused: FastifyReply }> {
   const form = request.method === 'POST' ? (request.body as Record<string, string>) : undefined;
   if (form !== undefined && request.headers.origin !== deps.sessions.origin) {
     return { refused: refusePage(reply, 'cross_site', outcomePage('error', 'Cross-site sign-in refused.'), PAGE) };
@@ -101,7 +101,7 @@ async function signedInAccount(
   const params = { state: pending.state, codeVerifier: pending.codeVerifier, redirectUri: redirectUri(deps) };
   try {
     const who = await deps.identity.complete(new URL(request.url, deps.baseUrl), form, params);
-    return { account: await ensureAccount(deps.accounts, who) };
+    return { account: await ensureAccount(deps.accounts, who), email: who.email };
   } catch (error) {
     if (error instanceof SignInError && deps.identity.name === 'local') {
       const page = localSignInPage(pending.state, shownCode(pending.target), error.message);
@@ -133,8 +133,14 @@ function providerCallback(deps: SignInDeps): Handler {
     if (pending === undefined) return refusePage(reply, 'sign_in_failed', outcomePage('error', SIGN_IN_EXPIRED), PAGE);
     const signedIn = await signedInAccount(deps, request, reply, pending);
     if ('refused' in signedIn) return signedIn.refused;
-    const { account } = signedIn;
-    const session: SessionPayload = { accountId: account.id, login: account.login, provider: account.provider };
+    const { account, email } = signedIn;
+    // The verified email goes into the session only: it is what the provider proved now, not kept with the account.
+    const session: SessionPayload = {
+      accountId: account.id,
+      login: account.login,
+      provider: account.provider,
+      ...(email === undefined ? {} : { email }),
+    };
     reply.header('set-cookie', [...deps.sessions.signIn(session), deps.sessions.clear(SIGN_IN)]);
     return reply.header('cache-control', 'no-store').redirect(nextOf(pending.target), 303);
   };
