@@ -4,7 +4,13 @@
  * caches that never answer a visitor who would be refused. Runs on both databases.
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { createHarness, type Harness, page } from './helpers.js';
+import { loadConfig } from '../src/config.js';
+import type { InvalidationBus } from '../src/coordination/bus.js';
+import { createPostgresBus } from '../src/coordination/postgres-bus.js';
+import { createRedisCoordination } from '../src/coordination/redis.js';
+import { ensureAccount, issueToken } from '../src/domain/accounts.js';
+import { createTestDatabase, REDIS_URL, TEST_DIALECT } from './databases.js';
+import { buildTestApp, createHarness, type Harness, page } from './helpers.js';
 import { serveOnLoopback } from './served.js';
 
 const SERVICE = 'http://localhost:8787';
@@ -244,4 +250,215 @@ describe('caches never answer a visitor who would be refused', () => {
     expect((await fetch(raw, { headers: { authorization: `Bearer ${owner}` } })).status).toBe(200);
     expect((await fetch(raw)).status).toBe(401);
   });
+});
+
+describe('recipient links', () => {
+  const linkOf = async (slug: string, body: Record<string, unknown> = { label: 'Dana' }) => {
+    const made = await h.call('POST', `/api/drops/${slug}/links`, { token: owner, body });
+    expect(made.status).toBe(201);
+    return made.json as { id: string; url: string; label: string; views: number; revoked_at: number | null };
+  };
+  const pathOf = (url: string) => url.slice(SERVICE.length);
+
+  it('makes a link shown once, stored hashed, that opens a people drop for an anonymous visitor and counts its view', async () => {
+    const drop = await publish({ visibility: 'people', allow: ['dana@client.example'], passcode: 'open sesame' });
+    const link = await linkOf(drop.slug);
+    expect(link).toMatchObject({ label: 'Dana', views: 0, revoked_at: null, expires_at: null, last_viewed_at: null });
+    expect(link.id).toMatch(/^l_[A-Za-z0-9]+$/);
+    expect(link.url).toMatch(new RegExp(`^${SERVICE}/p/${drop.slug}\\?k=[A-Za-z0-9]{32}$`));
+    const secret = new URL(link.url).searchParams.get('k') ?? '';
+    const listed = await h.call('GET', `/api/drops/${drop.slug}/links`, { token: owner });
+    expect(listed.json.data).toEqual([expect.objectContaining({ id: link.id, label: 'Dana', views: 0 })]);
+    expect(listed.text).not.toContain(secret);
+    const stored = JSON.stringify(await h.store.listLinks(drop.slug));
+    expect(stored).not.toContain(secret);
+
+    // Whatever its visibility and passcode: the viewer opens, and keeps the link for the drop's other paths.
+    const viewer = await get(pathOf(link.url));
+    expect(viewer.status).toBe(200);
+    expect(viewer.text).toContain('Quarterly report');
+    const kept = pair(cookiesOf(viewer.headers['set-cookie']).find((c) => c.startsWith('hd_link=')) ?? '');
+    expect(kept).toBe(`hd_link=${secret}`);
+    expect((await get(`/p/${drop.slug}/raw`, { cookie: kept })).status).toBe(200);
+    const frame = /<iframe[^>]+src="([^"]+)"/.exec(viewer.text)?.[1] ?? '';
+    const frameUrl = new URL(frame);
+    expect((await get(frameUrl.pathname, { host: frameUrl.host })).status).toBe(200);
+
+    const stats = await h.call('GET', `/api/drops/${drop.slug}/stats`, { token: owner });
+    expect(stats.json.links).toEqual([{ id: link.id, label: 'Dana', views: 1, last_viewed_at: expect.any(Number) }]);
+    const log = await access(drop.slug);
+    expect(log[0]).toMatchObject({ outcome: 'viewed', reason: null, who: { kind: 'link', name: 'Dana' } });
+  });
+
+  it('stops a revoked link at once, also in a browser that opened it before, and says why', async () => {
+    const drop = await publish({ visibility: 'people', allow: [] });
+    const link = await linkOf(drop.slug);
+    const viewer = await get(pathOf(link.url));
+    expect(viewer.status).toBe(200);
+    const kept = pair(cookiesOf(viewer.headers['set-cookie']).find((c) => c.startsWith('hd_link=')) ?? '');
+    const frame = new URL(/<iframe[^>]+src="([^"]+)"/.exec(viewer.text)?.[1] ?? '');
+    expect((await h.call('DELETE', `/api/drops/${drop.slug}/links/${link.id}`, { token: owner })).status).toBe(204);
+    const again = await get(pathOf(link.url));
+    expect(again.status).toBe(401);
+    expect(again.text).toContain('revoked');
+    expect(again.text).not.toContain('Quarterly report');
+    expect((await get(`/p/${drop.slug}/raw`, { cookie: kept })).status).toBe(401);
+    expect((await get(frame.pathname, { host: frame.host })).status).toBe(401);
+    const listed = await h.call('GET', `/api/drops/${drop.slug}/links`, { token: owner });
+    expect(listed.json.data[0].revoked_at).toEqual(expect.any(Number));
+    expect((await access(drop.slug))[0]).toMatchObject({ reason: 'link_revoked', who: { kind: 'link', name: 'Dana' } });
+    // A second revoke of the same link, or of none: 204 then 404.
+    expect((await h.call('DELETE', `/api/drops/${drop.slug}/links/l_nope`, { token: owner })).status).toBe(404);
+  });
+
+  it('stops an expired link', async () => {
+    const clock = { t: Date.now(), now: () => clock.t };
+    await h.close();
+    h = await createHarness({ env: { HTMLDROP_BASE_URL: SERVICE }, clock });
+    owner = await h.token('olga');
+    const drop = await publish({ visibility: 'signed_in' });
+    const link = await linkOf(drop.slug, { label: 'Short', expires_at: clock.t + 60_000 });
+    expect((await get(pathOf(link.url))).status).toBe(200);
+    clock.t += 60_001;
+    const expired = await get(pathOf(link.url));
+    expect(expired.status).toBe(401);
+    expect(expired.text).toContain('expired');
+    expect((await access(drop.slug))[0]).toMatchObject({ reason: 'link_expired' });
+  });
+
+  it.each([
+    [{}, 'label'],
+    [{ label: '' }, 'label'],
+    [{ label: 'x'.repeat(101) }, 'label'],
+    [{ label: 'Dana', expires_at: 5 }, 'expires_at'],
+    [{ label: 'Dana', expires_at: 'soon' }, 'expires_at'],
+  ])('refuses %j with 400 invalid_arg', async (body, field) => {
+    const drop = await publish();
+    const made = await h.call('POST', `/api/drops/${drop.slug}/links`, { token: owner, body });
+    expect(made.status).toBe(400);
+    expect(made.json.error.code).toBe('invalid_arg');
+    expect(JSON.stringify(made.json.error)).toContain(field);
+  });
+});
+
+describe('the access log', () => {
+  it('answers entries since a time, newest first, and the purge deletes those older than 90 days', async () => {
+    const clock = { t: Date.now(), now: () => clock.t };
+    await h.close();
+    h = await createHarness({ env: { HTMLDROP_BASE_URL: SERVICE }, clock });
+    owner = await h.token('olga');
+    const drop = await publish({ visibility: 'people', allow: ['dana'] });
+    expect((await get(`/p/${drop.slug}`)).status).toBe(401);
+    const first = clock.t;
+    clock.t += 1000;
+    const dana = await signIn('dana');
+    expect((await get(`/p/${drop.slug}?v=1`, { cookie: dana.cookie })).status).toBe(200);
+    const all = await h.call('GET', `/api/drops/${drop.slug}/access`, { token: owner });
+    expect(all.json.data).toEqual([
+      { at: first + 1000, outcome: 'viewed', reason: null, who: { kind: 'person', name: 'dana' }, version: 1 },
+      {
+        at: first,
+        outcome: 'refused',
+        reason: 'sign_in_required',
+        who: { kind: 'anonymous', name: null },
+        version: null,
+      },
+    ]);
+    const since = await h.call('GET', `/api/drops/${drop.slug}/access?since=${first + 1}`, { token: owner });
+    expect(since.json.data).toHaveLength(1);
+    expect((await h.call('GET', `/api/drops/${drop.slug}/access?since=x`, { token: owner })).status).toBe(400);
+    clock.t = first + 90 * 24 * 60 * 60_000 + 500;
+    await h.services.purge();
+    const after = await h.call('GET', `/api/drops/${drop.slug}/access`, { token: owner });
+    expect(after.json.data.map((e: { outcome: string }) => e.outcome)).toEqual(['viewed']);
+  });
+});
+
+describe.runIf(TEST_DIALECT === 'postgres')('a revoked link on another instance', () => {
+  for (const busKind of ['PostgreSQL LISTEN/NOTIFY', 'Redis'] as const) {
+    it(`is refused there within 1 s (${busKind} bus)`, async () => {
+      const database = await createTestDatabase('postgres');
+      const config = loadConfig({
+        HTMLDROP_DATA_DIR: database.dataDir,
+        HTMLDROP_DATABASE_URL: database.databaseUrl ?? '',
+        HTMLDROP_BASE_URL: SERVICE,
+      });
+      const closers: Array<() => Promise<unknown>> = [];
+      const instance = async () => {
+        const store = database.open();
+        await store.migrate();
+        let bus: InvalidationBus;
+        if (busKind === 'Redis') {
+          const redis = createRedisCoordination(REDIS_URL, `htmldrop-test-${Math.random().toString(36).slice(2)}:`);
+          bus = redis.bus;
+          closers.push(() => redis.close());
+        } else {
+          bus = createPostgresBus(database.databaseUrl ?? '');
+          closers.push(() => bus.close());
+        }
+        const built = await buildTestApp({ config, store, bus });
+        closers.unshift(
+          () => store.close(),
+          () => built.app.close(),
+        );
+        return built;
+      };
+      try {
+        const a = await instance();
+        const b = await instance();
+        // The owner's token, minted on the shared database.
+        const clock = { now: () => Date.now() };
+        const account = await ensureAccount(
+          { store: a.services.store, clock },
+          { provider: 'local', subject: 'olga', login: 'olga' },
+        );
+        const olga = (await issueToken(a.services.store, clock, account.id, 'test')).token;
+        const call = (app: typeof a.app, method: string, url: string, body?: unknown) =>
+          app.inject({
+            method: method as 'GET',
+            url,
+            headers: {
+              authorization: `Bearer ${olga}`,
+              ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+            },
+            ...(body === undefined ? {} : { payload: JSON.stringify(body) }),
+          });
+        const created = await call(a.app, 'POST', '/api/drops', {
+          title: 'Report',
+          html: page('secret numbers'),
+          visibility: 'people',
+        });
+        const slug = created.json().slug as string;
+        const link = (await call(a.app, 'POST', `/api/drops/${slug}/links`, { label: 'Dana' })).json() as {
+          id: string;
+          url: string;
+        };
+        const viewerPath = link.url.slice(SERVICE.length);
+        // Instance B opens it (and caches the drop's document), then A revokes it.
+        expect((await b.app.inject({ method: 'GET', url: viewerPath })).statusCode).toBe(200);
+        expect(
+          (await b.app.inject({ method: 'GET', url: `/p/${slug}/raw?k=${new URL(link.url).searchParams.get('k')}` }))
+            .statusCode,
+        ).toBe(200);
+        const revokedAt = Date.now();
+        expect((await call(a.app, 'DELETE', `/api/drops/${slug}/links/${link.id}`)).statusCode).toBe(204);
+        let status = 0;
+        while (Date.now() - revokedAt < 1000) {
+          status = (await b.app.inject({ method: 'GET', url: viewerPath })).statusCode;
+          if (status === 401) break;
+        }
+        expect(status).toBe(401);
+        expect(Date.now() - revokedAt).toBeLessThan(1000);
+        const raw = await b.app.inject({
+          method: 'GET',
+          url: `/p/${slug}/raw?k=${new URL(link.url).searchParams.get('k')}`,
+        });
+        expect(raw.statusCode).toBe(401);
+        expect(raw.body).not.toContain('secret numbers');
+      } finally {
+        for (const close of closers) await close().catch(() => undefined);
+        await database.drop();
+      }
+    });
+  }
 });

@@ -110,7 +110,7 @@ export async function contentHostRoutes(app: TypedApp, deps: ContentHostDeps): P
       // A refused visitor (docs/api.md, "Who can see a drop") gets the same page as a lapsed ticket: nothing of the
       // drop, and the viewer (on the service's host, where the visitor is known) decides again.
       const code =
-        verdict.kind === 'locked' ? 'locked' : verdict.who.kind === 'anonymous' ? 'sign_in_required' : 'not_on_list';
+        verdict.kind === 'locked' ? 'locked' : verdict.who.kind !== 'person' ? 'sign_in_required' : 'not_on_list';
       const nonce = randomBytes(16).toString('base64');
       return refusePage(reply, code, contentLockedPage(config.baseUrl, serviceOrigin, nonce), {
         cacheControl: CACHE_PRIVATE,
