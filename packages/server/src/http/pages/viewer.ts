@@ -505,5 +505,12 @@ export function renderAccessRefused(model: AccessRefusedModel): string {
   }
   const title = model.kind === 'not_on_list' ? 'Not on the list · htmldrop' : 'Sign in · htmldrop';
   const page = `<main class="card"><div class="lock">${ICON_LOCK}</div>${body}</main><p class="foot"><span class="mark" aria-hidden="true"></span>htmldrop</p>`;
-  return `<!doctype html><html lang="en"><head>${headHtml({ title, nonce: model.nonce, style: ACCESS_STYLE, extra: '<meta name="robots" content="noindex">' })}</head><body>${page}</body></html>`;
+  // Same-origin referrers, so the Sign out form's POST carries the service's Origin (a no-referrer page sends `null`).
+  const head = headHtml({
+    title,
+    nonce: model.nonce,
+    style: ACCESS_STYLE,
+    extra: '<meta name="robots" content="noindex">',
+  }).replace('<meta name="referrer" content="no-referrer">', '<meta name="referrer" content="same-origin">');
+  return `<!doctype html><html lang="en"><head>${head}</head><body>${page}</body></html>`;
 }

@@ -161,7 +161,8 @@ function refuseAccess(
       person === undefined ? undefined : { login: person.login, csrf: sessions.csrf(request, WEB_SESSION), next: back },
     nonce,
   });
-  return refusePage(reply, person === undefined ? 'sign_in_required' : 'not_on_list', html, PRIVATE);
+  const options = { ...PRIVATE, referrerPolicy: 'same-origin' };
+  return refusePage(reply, person === undefined ? 'sign_in_required' : 'not_on_list', html, options);
 }
 
 /** The viewer's address for a drop and a version asked for (where a sign-in comes back to). */
