@@ -8,6 +8,7 @@ import type { Config } from './config.js';
 import { createLocalBus, type InvalidationBus } from './coordination/bus.js';
 import { createCacheReceiver, type StatusLog } from './coordination/cache-receiver.js';
 import { type CommentSignalHub, createCommentSignal } from './coordination/comment-signal.js';
+import { createLiveHub, type LiveHub } from './coordination/live-events.js';
 import { type AccountDeps, createTokenUseRecorder, type TokenUseRecorder } from './domain/accounts.js';
 import { type Capabilities, createCapabilities } from './domain/capability.js';
 import { type Clock, systemClock } from './domain/clock.js';
@@ -16,6 +17,7 @@ import { type ContentHosts, contentHostsOf } from './domain/content-origin.js';
 import { DEVICE_RETENTION_MS, type DeviceFlowDeps } from './domain/device-flow.js';
 import type { GuardDeps } from './domain/device-guards.js';
 import type { DropChangeListener, DropDeps } from './domain/drops.js';
+import type { EventSink } from './domain/events.js';
 import { purgeExpiredDrops } from './domain/expiry.js';
 import type { RandomInt } from './domain/ids.js';
 import { type OAuthDeps, purgeOAuth } from './domain/oauth.js';
@@ -85,6 +87,10 @@ export interface Services {
   /** Comments, and waking the requests that wait for them on every instance. */
   readonly comments: CommentDeps;
   readonly commentSignal: CommentSignalHub;
+  /** The events streams of this instance, fed by the bus (docs/api.md, "Live pages"). The app closes it. */
+  readonly live: LiveHub;
+  /** Where the domain's events go: the live streams (and the webhooks' outbox). */
+  readonly events: EventSink;
   /** Who may see what under /p/ (domain/public-view.ts). */
   readonly publicView: PublicViewDeps;
   /** OAuth clients, codes and their budget (domain/oauth.ts). */
@@ -142,9 +148,21 @@ export function createServices(options: ServiceOptions): Services {
   const { limits } = config;
   const tokenUses = createTokenUseRecorder(store);
   const commentSignal = createCommentSignal(bus);
+  const live = createLiveHub(bus);
+  let reportEventFailure: (error: unknown, slug: string) => void = () => undefined;
+  // After the write is committed: a failure here is logged, never the write's answer (domain/events.ts).
+  const events: EventSink = {
+    async emit(event) {
+      try {
+        await live.announce(event);
+      } catch (error) {
+        reportEventFailure(error, event.slug);
+      }
+    },
+  };
   const views = createViewCounter(store);
   const scan = { scanner: options.scanner ?? createScanner(), mode: config.scan, store };
-  const drops: DropDeps = { store, clock, limits, listener, ...random, scan };
+  const drops: DropDeps = { store, clock, limits, listener, ...random, scan, events };
   const serveOptions = { contentFrameAncestors: contentHosts?.frameAncestors, baseUrl: config.baseUrl };
   return {
     config,
@@ -175,10 +193,13 @@ export function createServices(options: ServiceOptions): Services {
         maxDropAttempts: Math.min(limits.maxDropPasscodeAttempts, limits.maxDropPasscodeAttemptsPerDay),
         maxDropAttemptsPerDay: limits.maxDropPasscodeAttemptsPerDay,
       },
+      events,
     },
     drops,
-    comments: { store, clock, limits, counter, signal: commentSignal, ...random },
+    comments: { store, clock, limits, counter, signal: commentSignal, ...random, events },
     commentSignal,
+    live,
+    events,
     publicView: { store, clock, tokenUses, capabilities },
     oauth: { store, clock, counter, limits, ...random },
     contentHosts,
@@ -196,8 +217,9 @@ export function createServices(options: ServiceOptions): Services {
     async connect(log) {
       // The write is committed; other instances' caches may lag. Loud in the log, not a failed request.
       reportPublishFailure = (error, slug) => log.error({ err: error, slug }, 'invalidation not published');
+      reportEventFailure = (error, slug) => log.error({ err: error, slug }, 'event not recorded');
       const cacheReceiver = createCacheReceiver(rawCache, config.cacheMaxAgeWithoutBusMs, log, () => clock.now());
-      await bus.subscribe(commentSignal.receiver(cacheReceiver));
+      await bus.subscribe(commentSignal.receiver(live.receiver(cacheReceiver)));
     },
   };
 }
