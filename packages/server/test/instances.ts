@@ -47,6 +47,8 @@ export interface ClusterOptions {
    * (`<label>.localhost`), as in own-origin.browser.test.ts.
    */
   readonly hostName?: 'localhost';
+  /** Runs each instance's webhook delivery worker, as the composition root's timers do. */
+  readonly worker?: boolean;
 }
 
 /** `size` instances (2 by default) on a fresh database of the suite's dialect, with a shared signing secret. */
@@ -79,6 +81,7 @@ export async function createCluster(options: ClusterOptions = {}): Promise<Clust
     const app = await buildApp(services, options.app);
     await services.connect(app.log);
     await app.listen({ port: instances.length === 0 ? firstPort : 0, host: '127.0.0.1' });
+    if (options.worker === true) services.webhookWorker.start(app.log);
     const { port } = app.server.address() as AddressInfo;
     let closed = false;
     const instance: Instance = {
@@ -90,6 +93,7 @@ export async function createCluster(options: ClusterOptions = {}): Promise<Clust
         if (closed) return;
         closed = true;
         await app.close();
+        await services.webhookWorker.stop();
         await services.flushCounters().catch(() => undefined);
         await closeBus().catch(() => undefined);
         await store.close().catch(() => undefined);

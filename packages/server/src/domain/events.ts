@@ -4,6 +4,10 @@
  * `EventSink` port, after the write is committed; the composition root decides where events go.
  */
 
+import type { Clock } from './clock.js';
+import { hitWindow, type RateCounter } from './rate-counter.js';
+import type { DropStore } from './store.js';
+
 /** The event types a webhook subscribes to (docs/api.md, "Webhooks"). */
 export const EVENT_TYPES = [
   'drop.created',
@@ -78,4 +82,42 @@ export interface LiveFeed {
   follow(slug: string, listener: LiveListener): (() => void) | undefined;
   /** Streams open on this instance. */
   readonly open: number;
+}
+
+/**
+ * `drop.viewed` from the batched view counts (docs/api.md, "Webhooks"): at most one per drop per UTC minute across
+ * instances (a shared window of the rate counter), carrying the views counted since the last one (`views`) and the
+ * drop's `view_count`. Views of a drop whose minute is spent wait for a later flush.
+ */
+export interface ViewedEvents {
+  /** Views just written by a flush, by slug. */
+  add(views: ReadonlyMap<string, number>): void;
+  /** Emits what may be emitted now. */
+  flush(): Promise<void>;
+}
+
+export function createViewedEvents(deps: {
+  readonly store: Pick<DropStore, 'findDrop'>;
+  readonly counter: RateCounter;
+  readonly clock: Clock;
+  readonly sink: EventSink;
+}): ViewedEvents {
+  const pending = new Map<string, number>();
+  return {
+    add(views) {
+      for (const [slug, count] of views) pending.set(slug, (pending.get(slug) ?? 0) + count);
+    },
+    async flush() {
+      for (const [slug, views] of [...pending]) {
+        const now = deps.clock.now();
+        const { retryAfterSeconds } = await hitWindow(deps.counter, `viewed:${slug}`, 1, 60_000, now);
+        if (retryAfterSeconds !== undefined) continue;
+        pending.delete(slug);
+        const drop = await deps.store.findDrop(slug);
+        if (drop === undefined) continue;
+        const data = { views, view_count: drop.viewCount };
+        await deps.sink.emit({ type: 'drop.viewed', accountId: drop.accountId, slug, data, at: now });
+      }
+    },
+  };
 }

@@ -116,7 +116,11 @@ function addTally(batch: Map<string, Map<number, Tally>>, slug: string, version:
   for (const viewer of tally.viewers) known.viewers.add(viewer);
 }
 
-export function createViewCounter(store: Pick<ViewStore, 'addViews'>): ViewCounter {
+/** `flushed`: told the views each flush wrote, by slug (the `drop.viewed` events, domain/events.ts). */
+export function createViewCounter(
+  store: Pick<ViewStore, 'addViews'>,
+  flushed: (views: ReadonlyMap<string, number>) => void = () => undefined,
+): ViewCounter {
   let batch = new Map<string, Map<number, Tally>>();
   return {
     record(slug, version, viewer, at) {
@@ -134,6 +138,13 @@ export function createViewCounter(store: Pick<ViewStore, 'addViews'>): ViewCount
         }
         throw error;
       }
+      const views = new Map<string, number>();
+      for (const [slug, versions] of sent) {
+        let total = 0;
+        for (const tally of versions.values()) total += tally.views;
+        views.set(slug, total);
+      }
+      flushed(views);
     },
   };
 }

@@ -29,6 +29,7 @@ import { prototypeRoutes } from './routes/prototypes.js';
 import { publicRoutes } from './routes/public.js';
 import { statsRoutes } from './routes/stats.js';
 import { verifyRoutes } from './routes/verify.js';
+import { webhookRoutes } from './routes/webhooks.js';
 import { createSchemas } from './schemas.js';
 import { buildSerializersOnFirstUse } from './serializers.js';
 import type { TypedApp } from './typed-app.js';
@@ -197,6 +198,7 @@ async function registerRoutes(app: TypedApp, services: Services, options: AppOpt
   await app.register(prototypeRoutes, { config, schemas, drops, comments: services.comments });
   await app.register(commentRoutes, { config, schemas, comments: services.comments });
   await app.register(statsRoutes, { schemas, stats: services.stats });
+  await app.register(webhookRoutes, { webhooks: services.webhooks });
   await app.register(historyRoutes, { schemas, drops });
   await app.register(accountRoutes, { schemas, accounts });
   await app.register(discoveryRoutes, { config });

@@ -17,6 +17,7 @@ import { rateWindowStore } from './kysely/rate-windows.js';
 import { settingStore } from './kysely/settings.js';
 import { viewStatsStore } from './kysely/view-stats.js';
 import { warningStore } from './kysely/warnings.js';
+import { webhookStore } from './kysely/webhooks.js';
 import { migrationProvider } from './migrations/index.js';
 
 export function createKyselyStore(dialect: Dialect): Store {
@@ -58,6 +59,7 @@ export function createKyselyStore(dialect: Dialect): Store {
     ...commentStore(db),
     ...idempotencyStore(db),
     ...oauthStore(db),
+    ...webhookStore(db),
     ...warningStore(db),
   };
 }

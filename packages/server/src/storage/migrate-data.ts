@@ -32,6 +32,9 @@ const TABLES = [
   { name: 'idempotency_keys', key: ['account_id', 'key'] },
   { name: 'oauth_clients', key: ['id'] },
   { name: 'oauth_codes', key: ['hash'] },
+  { name: 'webhooks', key: ['id'] },
+  { name: 'webhook_deliveries', key: ['id'] },
+  { name: 'webhook_attempts', key: ['id'] },
 ] as const satisfies ReadonlyArray<{ name: keyof Database; key: readonly string[] }>;
 
 type TableName = (typeof TABLES)[number]['name'];
