@@ -11,6 +11,7 @@ const HTTP_SUITES = [
   'diff',
   'drops',
   'errors',
+  'events',
   'forms',
   'files',
   'files-serve',
@@ -25,6 +26,7 @@ const HTTP_SUITES = [
   'raw-socket',
   'scan',
   'stats',
+  'webhooks',
 ].map((name) => `packages/server/test/${name}.test.ts`);
 
 export default defineConfig({

@@ -121,6 +121,10 @@ export interface Config {
   readonly requestTimeoutMs: number;
   /** Open connections per client address (IPv6: per /64); 0 turns the cap off. */
   readonly maxConnectionsPerAddress: number;
+  /** Open events streams (`/p/<slug>/events`) on this instance; beyond, 429 (docs/api.md, "Live pages"). */
+  readonly maxEventStreams: number;
+  /** HTMLDROP_WEBHOOK_ALLOW_PRIVATE=1: webhook targets may be loopback or private addresses, over http too (tests). */
+  readonly webhookAllowPrivate: boolean;
   /**
    * HTMLDROP_SECRET: the signing secret shared by every instance; unset: the data directory's key file
    * (keys/signing-keys.ts).
@@ -411,6 +415,8 @@ export function loadConfig(env: Env = process.env): Config {
       env.HTMLDROP_TRUST_PROXY?.trim() ? 0 : 256,
       0,
     ),
+    maxEventStreams: readInt(env, 'HTMLDROP_MAX_EVENT_STREAMS', 10_000, 1),
+    webhookAllowPrivate: readFlag(env, 'HTMLDROP_WEBHOOK_ALLOW_PRIVATE'),
     secret: readSecret(env, 'HTMLDROP_SECRET'),
     previousSecret: readSecret(env, 'HTMLDROP_SECRET_PREVIOUS'),
     scan: readScanMode(env),

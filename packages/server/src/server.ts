@@ -83,6 +83,8 @@ export async function startServer(
       timers.stop();
       following?.stop();
       await app.close();
+      // The attempts under way end (each within its timeout) and are recorded before the store closes.
+      await services.webhookWorker.stop();
       // After the last request: the counts it added are written before the store closes.
       await timers.flush();
       await (redis === undefined ? bus?.close() : redis.close());
@@ -93,7 +95,10 @@ export async function startServer(
   return { app, store, services, close };
 }
 
-/** The periodic jobs: coalesced counters written every flush interval, expired things purged every 10 minutes. */
+/**
+ * The periodic jobs: coalesced counters written every flush interval, expired things purged every 10 minutes, and the
+ * webhooks' delivery worker (webhooks/worker.ts), which polls the outbox every second.
+ */
 function startTimers(services: Services, log: App['log']): { stop(): void; flush(): Promise<void> } {
   const flush = () => services.flushCounters().catch((error: unknown) => log.error({ err: error }, 'flush failed'));
   const flushTimer = setInterval(flush, services.config.flushIntervalMs);
@@ -102,6 +107,7 @@ function startTimers(services: Services, log: App['log']): { stop(): void; flush
   }, PURGE_INTERVAL_MS);
   flushTimer.unref();
   purgeTimer.unref();
+  services.webhookWorker.start(log);
   return {
     stop() {
       clearInterval(flushTimer);

@@ -4,10 +4,12 @@
  * (server.ts, the composition root) chooses the store, the counters, the bus and the clock, calls this, hands the
  * result to `buildApp` (http/app.ts) and runs the jobs' timers. Tests pass their own parts.
  */
+import dns from 'node:dns/promises';
 import type { Config } from './config.js';
 import { createLocalBus, type InvalidationBus } from './coordination/bus.js';
 import { createCacheReceiver, type StatusLog } from './coordination/cache-receiver.js';
 import { type CommentSignalHub, createCommentSignal } from './coordination/comment-signal.js';
+import { createLiveHub, type LiveHub } from './coordination/live-events.js';
 import { type AccessLogDeps, purgeAccessLog } from './domain/access-log.js';
 import { type AccountDeps, createTokenUseRecorder, type TokenUseRecorder } from './domain/accounts.js';
 import { type Capabilities, createCapabilities } from './domain/capability.js';
@@ -17,6 +19,7 @@ import { type ContentHosts, contentHostsOf } from './domain/content-origin.js';
 import { DEVICE_RETENTION_MS, type DeviceFlowDeps } from './domain/device-flow.js';
 import type { GuardDeps } from './domain/device-guards.js';
 import type { DropChangeListener, DropDeps } from './domain/drops.js';
+import { createViewedEvents, type EventSink } from './domain/events.js';
 import { purgeExpiredDrops } from './domain/expiry.js';
 import type { RandomInt } from './domain/ids.js';
 import { type OAuthDeps, purgeOAuth } from './domain/oauth.js';
@@ -28,14 +31,25 @@ import type { StatsDeps } from './domain/stats.js';
 import type { Store } from './domain/store.js';
 import { createViewerHasher } from './domain/viewer-id.js';
 import { createViewCounter, type RenderCountDeps, type UnlockDeps, type ViewCounter } from './domain/viewing.js';
+import { type AttemptDeps, enqueueEvent, type Resolve, type WebhookDeps } from './domain/webhooks.js';
 import { createWriteLimiter, type WriteLimiter } from './domain/write-limit.js';
 import { createIdentityProvider, type IdentityProvider } from './identity/index.js';
+import { createSealedBox } from './keys/sealed-box.js';
 import { createSigner, type Signer } from './keys/signer.js';
 import { loadSigningKeys, type SigningKeys } from './keys/signing-keys.js';
 import { createScanner } from './scan/scanner.js';
 import { createMarkdownCopies, type MarkdownCopies, type MarkdownCopyOptions } from './serve/markdown-copy.js';
 import { createRawCache, type RawCache } from './serve/raw-cache.js';
 import { createFileLoader, createRawLoader, type FileLoader, type RawLoader } from './serve/raw-loader.js';
+import { createWebhookSender } from './webhooks/sender.js';
+import { createWebhookWorker, type WebhookWorker } from './webhooks/worker.js';
+
+/** Outbox rows delivered or given up are kept a week (the log of attempts is kept apart, per endpoint). */
+const DELIVERIES_RETENTION_MS = 7 * 24 * 3600_000;
+
+/** Every address of a name (DNS, as the system resolves it). */
+const resolveAll: Resolve = async (hostname) =>
+  (await dns.lookup(hostname, { all: true, verbatim: true })).map((a) => a.address);
 
 export interface ServiceOptions {
   readonly config: Config;
@@ -54,6 +68,12 @@ export interface ServiceOptions {
   readonly markdown?: MarkdownCopyOptions;
   /** The look before publishing (domain/scan.ts); scan/scanner.ts, loaded on first use, by default. */
   readonly scanner?: Scanner;
+  /** Webhook targets' names to addresses; DNS by default (tests play names that move). */
+  readonly resolve?: Resolve;
+  /** The webhooks' retry delays (tests shorten them); domain/webhooks.ts's BACKOFF_MS by default. */
+  readonly webhookBackoffMs?: readonly number[];
+  /** How often the delivery worker looks for due deliveries; every second by default. */
+  readonly webhookPollMs?: number;
 }
 
 /** Where the service layer reports what no request answers for (the app's logger). */
@@ -87,6 +107,14 @@ export interface Services {
   /** Comments, and waking the requests that wait for them on every instance. */
   readonly comments: CommentDeps;
   readonly commentSignal: CommentSignalHub;
+  /** The events streams of this instance, fed by the bus (docs/api.md, "Live pages"). The app closes it. */
+  readonly live: LiveHub;
+  /** Where the domain's events go: the live streams and the webhooks' outbox. */
+  readonly events: EventSink;
+  /** Webhook endpoints and their deliveries (domain/webhooks.ts). */
+  readonly webhooks: WebhookDeps;
+  /** Attempts the outbox's deliveries; started and stopped by the composition root (server.ts). */
+  readonly webhookWorker: WebhookWorker;
   /** Who may see what under /p/ (domain/public-view.ts). */
   readonly publicView: PublicViewDeps;
   /** Recipient links of drops (domain/recipient-links.ts). */
@@ -148,9 +176,40 @@ export function createServices(options: ServiceOptions): Services {
   const { limits } = config;
   const tokenUses = createTokenUseRecorder(store);
   const commentSignal = createCommentSignal(bus);
-  const views = createViewCounter(store);
+  const live = createLiveHub(bus);
+  const resolve = options.resolve ?? resolveAll;
+  const webhooks: WebhookDeps = {
+    store,
+    clock,
+    seal: createSealedBox(keys.webhookSecret),
+    allowPrivate: config.webhookAllowPrivate,
+    resolve,
+    ...random,
+  };
+  const attempts: AttemptDeps = {
+    ...webhooks,
+    sender: createWebhookSender({ allowPrivate: config.webhookAllowPrivate, resolve }),
+    ...(options.webhookBackoffMs === undefined ? {} : { backoffMs: options.webhookBackoffMs }),
+  };
+  const webhookWorker = createWebhookWorker(
+    attempts,
+    options.webhookPollMs === undefined ? {} : { pollMs: options.webhookPollMs },
+  );
+  let reportEventFailure: (error: unknown, slug: string) => void = () => undefined;
+  // After the write is committed: a failure here is logged, never the write's answer (domain/events.ts). The outbox
+  // rows are committed before the write is answered, so an answered write's event survives a crash.
+  const events: EventSink = {
+    async emit(event) {
+      const [announced, queued] = await Promise.allSettled([live.announce(event), enqueueEvent(webhooks, event)]);
+      if (announced.status === 'rejected') reportEventFailure(announced.reason, event.slug);
+      if (queued.status === 'rejected') reportEventFailure(queued.reason, event.slug);
+      else if (queued.value > 0) webhookWorker.wake();
+    },
+  };
+  const viewed = createViewedEvents({ store, counter, clock, sink: events });
+  const views = createViewCounter(store, (written) => viewed.add(written));
   const scan = { scanner: options.scanner ?? createScanner(), mode: config.scan, store };
-  const drops: DropDeps = { store, clock, limits, listener, ...random, scan };
+  const drops: DropDeps = { store, clock, limits, listener, ...random, scan, events };
   const serveOptions = { contentFrameAncestors: contentHosts?.frameAncestors, baseUrl: config.baseUrl };
   return {
     config,
@@ -181,10 +240,15 @@ export function createServices(options: ServiceOptions): Services {
         maxDropAttempts: Math.min(limits.maxDropPasscodeAttempts, limits.maxDropPasscodeAttemptsPerDay),
         maxDropAttemptsPerDay: limits.maxDropPasscodeAttemptsPerDay,
       },
+      events,
     },
     drops,
-    comments: { store, clock, limits, counter, signal: commentSignal, ...random },
+    comments: { store, clock, limits, counter, signal: commentSignal, ...random, events },
     commentSignal,
+    live,
+    events,
+    webhooks,
+    webhookWorker,
     publicView: { store, clock, tokenUses, capabilities },
     links: { store, clock, listener },
     accessLog: { store, clock },
@@ -195,18 +259,21 @@ export function createServices(options: ServiceOptions): Services {
     readableCopies: createMarkdownCopies(options.markdown),
     async flushCounters() {
       await Promise.all([tokenUses.flush(), views.flush()]);
+      await viewed.flush();
     },
     async purge() {
       await store.purgeExpired(clock.now(), DEVICE_RETENTION_MS);
       await purgeOAuth({ store, clock });
       await purgeAccessLog({ store, clock });
+      await store.purgeDeliveries(clock.now() - DELIVERIES_RETENTION_MS);
       return purgeExpiredDrops(drops);
     },
     async connect(log) {
       // The write is committed; other instances' caches may lag. Loud in the log, not a failed request.
       reportPublishFailure = (error, slug) => log.error({ err: error, slug }, 'invalidation not published');
+      reportEventFailure = (error, slug) => log.error({ err: error, slug }, 'event not recorded');
       const cacheReceiver = createCacheReceiver(rawCache, config.cacheMaxAgeWithoutBusMs, log, () => clock.now());
-      await bus.subscribe(commentSignal.receiver(cacheReceiver));
+      await bus.subscribe(commentSignal.receiver(live.receiver(cacheReceiver)));
     },
   };
 }

@@ -21,6 +21,7 @@ const MAY_IMPORT: Readonly<Record<string, readonly string[]>> = {
   keys: ['keys', 'domain', 'config.ts', 'private-dir.ts'],
   serve: ['serve', 'domain', 'config.ts', 'errors.ts', 'built-files.ts'],
   scan: ['scan', 'domain', 'config.ts', 'errors.ts'],
+  webhooks: ['webhooks', 'domain', 'config.ts', 'errors.ts'],
   http: ['http', 'domain', 'serve', 'keys', 'identity', 'config.ts', 'errors.ts', 'services.ts', 'built-files.ts'],
 };
 
@@ -30,6 +31,7 @@ const MAY_USE: Readonly<Record<string, readonly string[]>> = {
   keys: [],
   serve: ['turndown', 'markdown-it'],
   scan: ['@secretlint/secretlint-rule-preset-recommend'],
+  webhooks: ['standardwebhooks'],
 };
 
 /** Imports of a room that only name types (erased at run time) and are still allowed. */

@@ -4,10 +4,12 @@
  * view the drop, with a typed name, limited per address); the owner always. Each new comment is announced to every
  * instance over the bus, so a request waiting for comments on any instance answers within moments of it.
  */
+
 import type { Limits } from '../config.js';
 import { ApiError } from '../errors.js';
 import type { Clock } from './clock.js';
 import { getOwnedDrop } from './drops.js';
+import type { EventSink } from './events.js';
 import { newCommentId, type RandomInt } from './ids.js';
 import { hitWindow, type RateCounter } from './rate-counter.js';
 import type { CommentPage, CommentSelection, CommentStore, DropStore } from './store.js';
@@ -41,6 +43,8 @@ export interface CommentDeps {
   readonly counter: RateCounter;
   readonly signal: CommentSignal;
   readonly random?: RandomInt;
+  /** Where `comment.*` events go (domain/events.ts); none: nowhere. */
+  readonly events?: EventSink;
 }
 
 export interface CommentInput {
@@ -103,6 +107,14 @@ async function store(
     throw new ApiError('comment_limit_reached', { details: { max_comments: deps.limits.maxCommentsPerDrop } });
   }
   await deps.signal.announce(drop.accountId);
+  const data = { id: added.id, version: added.version };
+  await deps.events?.emit({
+    type: 'comment.created',
+    accountId: drop.accountId,
+    slug: drop.slug,
+    data,
+    at: added.createdAt,
+  });
   return added;
 }
 
@@ -263,7 +275,22 @@ export async function resolveInVersion(
   ids: readonly string[],
   version: number,
 ): Promise<void> {
-  await deps.store.resolveComments(slug, ids, version, deps.clock.now());
+  const changed = await deps.store.resolveComments(slug, ids, version, deps.clock.now());
+  if (changed.length === 0 || deps.events === undefined) return;
+  const drop = await deps.store.findDrop(slug);
+  if (drop !== undefined) for (const comment of changed) await emitResolved(deps, drop, comment);
+}
+
+/** `comment.resolved` for a comment just resolved (domain/events.ts). */
+function emitResolved(deps: CommentDeps, drop: DropRecord, comment: CommentRecord): Promise<void> | undefined {
+  const data = { id: comment.id, version: comment.version, resolved_in_version: comment.resolvedInVersion };
+  return deps.events?.emit({
+    type: 'comment.resolved',
+    accountId: drop.accountId,
+    slug: drop.slug,
+    data,
+    at: deps.clock.now(),
+  });
 }
 
 /** Marks a comment resolved in the drop's latest version (the resolve endpoint). */
@@ -277,6 +304,7 @@ export async function resolveComment(
   const existing = await deps.store.findComment(slug, id);
   if (existing === undefined) throw new ApiError('not_found', { message: `No comment "${id}" on this drop.` });
   const [changed] = await deps.store.resolveComments(slug, [id], drop.latestVersion, deps.clock.now());
+  if (changed !== undefined) await emitResolved(deps, drop, changed);
   return changed ?? existing;
 }
 

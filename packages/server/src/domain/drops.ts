@@ -2,10 +2,12 @@
  * Drop and version actions for an authenticated owner. Inputs are already shape-checked by the HTTP schemas;
  * this module enforces the byte limits, ownership, quotas and version rules (spec 3.2, 8; docs/api.md 3.2 and 8).
  */
+
 import type { Limits } from '../config.js';
 import { ApiError } from '../errors.js';
 import type { Clock } from './clock.js';
 import { newContentLabel } from './content-origin.js';
+import type { EventSink } from './events.js';
 import { checkedExpiry } from './expiry.js';
 import { checkVersionBytes, decodeFiles, type FilesInput, totalBytes } from './files.js';
 import { newSlug, parseVersionNumber, type RandomInt } from './ids.js';
@@ -48,6 +50,8 @@ export interface DropDeps {
   readonly random?: RandomInt;
   /** The look before publishing (domain/scan.ts); none wired: nothing is scanned. */
   readonly scan?: ScanDeps;
+  /** Where `drop.*` events go (domain/events.ts): the live streams and the webhooks' outbox; none: nowhere. */
+  readonly events?: EventSink;
 }
 
 export interface CreateDropInput {
@@ -201,6 +205,8 @@ export async function createDrop(
       details: { max_drops: deps.limits.maxDropsPerAccount },
     });
   }
+  const data = { title: created.title, version: created.latestVersion };
+  await deps.events?.emit({ type: 'drop.created', accountId, slug: created.slug, data, at: now });
   return { ...created, warnings };
 }
 
@@ -298,6 +304,8 @@ async function appendChecked(
     });
   }
   await deps.listener.dropChanged(slug);
+  const data = { version: result.latestVersion };
+  await deps.events?.emit({ type: 'drop.version_created', accountId: result.accountId, slug, data, at: now });
   return { ...result, warnings };
 }
 
@@ -338,6 +346,7 @@ export async function deleteDrop(deps: DropDeps, accountId: string, slug: string
   if (isConflict(deleted)) throw conflict(deleted);
   if (!deleted) throw gone(slug);
   await deps.listener.dropChanged(slug);
+  await deps.events?.emit({ type: 'drop.deleted', accountId, slug, data: {}, at: deps.clock.now() });
 }
 
 /** The versions of the caller's drop, newest first, each with its files (by version number; none: no entry). */

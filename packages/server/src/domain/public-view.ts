@@ -338,3 +338,19 @@ export async function findViewerPage(
       : undefined;
   return { kind: 'visible', drop, shown, versions, frameCapability, admitted: decision };
 }
+
+/**
+ * Whether a visitor may follow a drop's events (`/p/<slug>/events`, docs/api.md, "Live pages"): exactly when the
+ * viewer page of its latest version would show it to them, so every rule of the viewer applies (the passcode, and any
+ * rule added to `findViewerPage`). The answer carries the drop's latest version on success.
+ */
+export async function mayFollowDrop(
+  deps: PublicViewDeps,
+  slug: string,
+  access: VisitorAccess,
+): Promise<
+  { readonly kind: 'open'; readonly latestVersion: number } | { readonly kind: Exclude<ViewerPage['kind'], 'visible'> }
+> {
+  const page = await findViewerPage(deps, slug, undefined, access, () => 'raw');
+  return page.kind === 'visible' ? { kind: 'open', latestVersion: page.drop.latestVersion } : { kind: page.kind };
+}

@@ -6,6 +6,7 @@
  * processes sharing one database; the atomicity each one guarantees is stated on it.
  */
 
+import type { EventType } from './events.js';
 import type { NetworkPolicy } from './network.js';
 import type { Finding } from './scan.js';
 import type {
@@ -547,6 +548,87 @@ export interface AccessStore {
   purgeAccess(before: number): Promise<void>;
 }
 
+/** A registered webhook endpoint (docs/api.md, "Webhooks"); its secret only sealed (keys/sealed-box.ts). */
+export interface WebhookRecord {
+  readonly id: string;
+  readonly accountId: string;
+  readonly url: string;
+  readonly events: readonly EventType[];
+  /** Only this drop's events; null: every drop of the account. */
+  readonly slug: string | null;
+  readonly sealedSecret: string;
+  readonly createdAt: number;
+  readonly disabledAt: number | null;
+  /** When the current run of failures began; null after a success. */
+  readonly failingSince: number | null;
+}
+
+/** One event for one endpoint, put in the outbox (its `id` is the `webhook-id` of every attempt). */
+export interface NewDelivery {
+  readonly id: string;
+  readonly webhookId: string;
+  readonly type: EventType;
+  /** The exact body every attempt sends. */
+  readonly body: string;
+  readonly createdAt: number;
+}
+
+/** A delivery claimed for one attempt, with what the attempt needs. */
+export interface ClaimedDelivery extends NewDelivery {
+  /** Attempts so far, this one included. */
+  readonly attempts: number;
+  readonly url: string;
+  readonly sealedSecret: string;
+}
+
+/** One attempt as the deliveries log shows it. */
+export interface DeliveryAttempt {
+  readonly eventId: string;
+  readonly type: string;
+  readonly at: number;
+  /** `delivered`; `retrying` (a retry is scheduled at `nextRetryAt`); `failed` (given up). */
+  readonly outcome: 'delivered' | 'retrying' | 'failed';
+  readonly httpStatus: number | null;
+  readonly error: string | null;
+  readonly durationMs: number;
+  readonly nextRetryAt: number | null;
+}
+
+/** The outcome of an attempt, for `recordAttempt`. */
+export interface AttemptRecord extends DeliveryAttempt {
+  readonly webhookId: string;
+  /** A failing endpoint whose failures began this long before `at` (or earlier) is disabled at `at`. */
+  readonly disableAfterMs: number;
+  /** Attempts kept in the log per endpoint (the newest). */
+  readonly keep: number;
+}
+
+/** Webhook endpoints, their outbox and their log (migration 0016; domain/webhooks.ts). */
+export interface WebhookStore {
+  createWebhook(webhook: WebhookRecord): Promise<void>;
+  /** The account's endpoints, oldest first. */
+  listWebhooks(accountId: string): Promise<WebhookRecord[]>;
+  /** Deletes the account's endpoint with its outbox rows and log; false when it has none with that id. */
+  deleteWebhook(accountId: string, id: string): Promise<boolean>;
+  findWebhook(id: string): Promise<WebhookRecord | undefined>;
+  /** Puts deliveries in the outbox, due now (`createdAt`). */
+  enqueueDeliveries(deliveries: readonly NewDelivery[]): Promise<void>;
+  /**
+   * Claims one due delivery of an enabled endpoint (pending, due at `now`, not leased or its lease lapsed) until
+   * `leaseUntil`, counting the attempt. Atomic: of concurrent claims on any instance, one gets a given row.
+   */
+  claimDelivery(now: number, leaseUntil: number): Promise<ClaimedDelivery | undefined>;
+  /**
+   * Records an attempt in one transaction: the log (trimmed to the newest `keep`), the outbox row (delivered,
+   * rescheduled at `nextRetryAt` and unleased, or failed) and the endpoint's run of failures (and disabling it).
+   */
+  recordAttempt(deliveryId: string, attempt: AttemptRecord): Promise<void>;
+  /** The newest `limit` attempts of an endpoint, newest first. */
+  listAttempts(webhookId: string, limit: number): Promise<DeliveryAttempt[]>;
+  /** Deletes outbox rows no longer pending that were created before `before`. */
+  purgeDeliveries(before: number): Promise<void>;
+}
+
 /** Everything storage/ implements: the intersection of the ports above. */
 export interface Store
   extends StoreLifecycle,
@@ -561,4 +643,5 @@ export interface Store
     DeviceRequestStore,
     OAuthStore,
     WarningStore,
-    AccessStore {}
+    AccessStore,
+    WebhookStore {}

@@ -3,6 +3,7 @@
 import type { Capabilities } from './capability.js';
 import { clientGroup } from './client-address.js';
 import type { Clock } from './clock.js';
+import { type EventSink, reportAccessRefused } from './events.js';
 import { verifyPasscode } from './passcode.js';
 import { hitWindows, type RateCounter } from './rate-counter.js';
 import type { DropStore, ViewStore } from './store.js';
@@ -34,6 +35,8 @@ export interface UnlockDeps {
   readonly clock: Clock;
   readonly capabilities: Capabilities;
   readonly policy: AttemptPolicy;
+  /** Where `access.refused` goes (domain/events.ts); none: nowhere. */
+  readonly events?: EventSink;
 }
 
 /**
@@ -66,7 +69,13 @@ export async function unlockDrop(
     deps.clock.now(),
   );
   if (retryAfterSeconds !== undefined) return { kind: 'rate_limited', retryAfterSeconds };
-  if (!(await verifyPasscode(passcode, stored.hash))) return { kind: 'wrong' };
+  if (!(await verifyPasscode(passcode, stored.hash))) {
+    const drop = deps.events === undefined ? undefined : await deps.store.findDrop(slug);
+    if (drop !== undefined && deps.events !== undefined) {
+      await reportAccessRefused(deps.events, drop, 'wrong_passcode', deps.clock.now());
+    }
+    return { kind: 'wrong' };
+  }
   await Promise.all(keys.map((key) => deps.counter.releaseRateWindow(key)));
   return { kind: 'granted', ...deps.capabilities.issue(slug, stored.generation) };
 }
@@ -107,7 +116,11 @@ function addTally(batch: Map<string, Map<number, Tally>>, slug: string, version:
   for (const viewer of tally.viewers) known.viewers.add(viewer);
 }
 
-export function createViewCounter(store: Pick<ViewStore, 'addViews'>): ViewCounter {
+/** `flushed`: told the views each flush wrote, by slug (the `drop.viewed` events, domain/events.ts). */
+export function createViewCounter(
+  store: Pick<ViewStore, 'addViews'>,
+  flushed: (views: ReadonlyMap<string, number>) => void = () => undefined,
+): ViewCounter {
   let batch = new Map<string, Map<number, Tally>>();
   return {
     record(slug, version, viewer, at) {
@@ -125,6 +138,13 @@ export function createViewCounter(store: Pick<ViewStore, 'addViews'>): ViewCount
         }
         throw error;
       }
+      const views = new Map<string, number>();
+      for (const [slug, versions] of sent) {
+        let total = 0;
+        for (const tally of versions.values()) total += tally.views;
+        views.set(slug, total);
+      }
+      flushed(views);
     },
   };
 }

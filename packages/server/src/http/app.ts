@@ -20,6 +20,7 @@ import { consoleRoutes } from './routes/console.js';
 import { contentHostRoutes, contentUrlRewriter } from './routes/content-host.js';
 import { discoveryRoutes } from './routes/discovery.js';
 import { dropRoutes } from './routes/drops.js';
+import { eventRoutes } from './routes/events.js';
 import { healthRoutes } from './routes/health.js';
 import { historyRoutes } from './routes/history.js';
 import { mcpRoutes } from './routes/mcp.js';
@@ -29,6 +30,7 @@ import { prototypeRoutes } from './routes/prototypes.js';
 import { publicRoutes } from './routes/public.js';
 import { statsRoutes } from './routes/stats.js';
 import { verifyRoutes } from './routes/verify.js';
+import { webhookRoutes } from './routes/webhooks.js';
 import { createSchemas } from './schemas.js';
 import { buildSerializersOnFirstUse } from './serializers.js';
 import type { TypedApp } from './typed-app.js';
@@ -38,6 +40,8 @@ import { installWriteBudget } from './write-budget.js';
 
 export interface AppOptions {
   readonly logger?: FastifyServerOptions['logger'];
+  /** The events streams' keep-alive period (tests shorten it; docs/api.md, "Live pages"). */
+  readonly eventKeepAliveMs?: number;
 }
 
 export type App = FastifyInstance & {
@@ -56,11 +60,13 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
   const fastPath = createRawFastPath(rawCache, services.contentHosts?.origins);
   const app = createFastify(config, options.logger, fastPath, contentUrlRewriter(services.contentHosts), state);
   await installRequestHandling(app, services);
-  await registerRoutes(app, services);
+  await registerRoutes(app, services, options);
   app.addHook('preClose', async () => {
     state.closing = true;
     // Requests waiting for comments answer now (with what there is), so closing does not wait for them.
     services.commentSignal.close();
+    // Open events streams end now (browsers reconnect to another instance), so closing does not wait for them.
+    services.live.close();
   });
   // After the last request: the readable copy's worker, if one runs, is terminated.
   app.addHook('onClose', () => services.readableCopies.close());
@@ -183,7 +189,7 @@ async function installRequestHandling(app: TypedApp, services: Services): Promis
  * Every route module, as a Fastify plugin given only the services it uses (no route sees the Store). The shared
  * response schemas are added here, at the root, so that every plugin's routes can refer to them.
  */
-async function registerRoutes(app: TypedApp, services: Services): Promise<void> {
+async function registerRoutes(app: TypedApp, services: Services, options: AppOptions): Promise<void> {
   const { config, drops, accounts, device, deviceGuards: guards, identity, signer, clock } = services;
   const schemas = createSchemas(config.limits);
   const sessions = createWebSessions(signer, config.baseUrl);
@@ -194,6 +200,7 @@ async function registerRoutes(app: TypedApp, services: Services): Promise<void> 
   await app.register(commentRoutes, { config, schemas, comments: services.comments });
   await app.register(statsRoutes, { schemas, stats: services.stats });
   await app.register(accessRoutes, { config, schemas, links: services.links, accessLog: services.accessLog });
+  await app.register(webhookRoutes, { webhooks: services.webhooks });
   await app.register(historyRoutes, { schemas, drops });
   await app.register(accountRoutes, { schemas, accounts });
   await app.register(discoveryRoutes, { config });
@@ -208,6 +215,12 @@ async function registerRoutes(app: TypedApp, services: Services): Promise<void> 
     contentHosts: services.contentHosts,
     readableCopies: services.readableCopies,
     viewerComments: { comments: services.comments, sessions, identity, view: services.publicView },
+  });
+  await app.register(eventRoutes, {
+    view: services.publicView,
+    live: services.live,
+    maxStreams: config.maxEventStreams,
+    ...(options.eventKeepAliveMs === undefined ? {} : { keepAliveMs: options.eventKeepAliveMs }),
   });
   await app.register(contentHostRoutes, {
     config,

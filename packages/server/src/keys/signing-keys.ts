@@ -25,6 +25,8 @@ export interface SigningKeys {
    * rotation starts new viewer hashes (a viewer seen before it counts again after it, as on a new UTC day).
    */
   readonly viewerDay: Buffer;
+  /** Keys that seal webhook secrets (keys/sealed-box.ts): the current one seals, every one opens. */
+  readonly webhookSecret: readonly Buffer[];
   /** Where the secret came from: `HTMLDROP_SECRET`, or the key file's path. */
   readonly source: string;
 }
@@ -45,6 +47,7 @@ function keysOf(secrets: readonly string[], source: string): SigningKeys {
     capability: Object.freeze(secrets.map((s) => derive(s, 'capability'))),
     session: Object.freeze(secrets.map((s) => derive(s, 'session'))),
     viewerDay: derive(current, 'viewer-day'),
+    webhookSecret: Object.freeze(secrets.map((s) => derive(s, 'webhook-secret'))),
     source,
   });
 }

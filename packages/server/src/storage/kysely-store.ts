@@ -18,6 +18,7 @@ import { rateWindowStore } from './kysely/rate-windows.js';
 import { settingStore } from './kysely/settings.js';
 import { viewStatsStore } from './kysely/view-stats.js';
 import { warningStore } from './kysely/warnings.js';
+import { webhookStore } from './kysely/webhooks.js';
 import { migrationProvider } from './migrations/index.js';
 
 export function createKyselyStore(dialect: Dialect): Store {
@@ -59,6 +60,7 @@ export function createKyselyStore(dialect: Dialect): Store {
     ...commentStore(db),
     ...idempotencyStore(db),
     ...oauthStore(db),
+    ...webhookStore(db),
     ...warningStore(db),
     ...accessStore(db),
   };

@@ -34,6 +34,9 @@ const TABLES = [
   { name: 'oauth_codes', key: ['hash'] },
   { name: 'recipient_links', key: ['id'] },
   { name: 'access_log', key: ['id'] },
+  { name: 'webhooks', key: ['id'] },
+  { name: 'webhook_deliveries', key: ['id'] },
+  { name: 'webhook_attempts', key: ['id'] },
 ] as const satisfies ReadonlyArray<{ name: keyof Database; key: readonly string[] }>;
 
 type TableName = (typeof TABLES)[number]['name'];

@@ -251,7 +251,53 @@ export interface IdempotencyKeysTable {
   expires_at: number;
 }
 
+/** Registered webhook endpoints (migration 0016). `events`: a JSON array of event types. */
+export interface WebhooksTable {
+  id: string;
+  account_id: string;
+  url: string;
+  events: string;
+  slug: string | null;
+  /** The signing secret, sealed with a key derived from the service's secret (keys/sealed-box.ts). */
+  sealed_secret: string;
+  created_at: number;
+  disabled_at: number | null;
+  /** When the current run of failed attempts began; null after a success. */
+  failing_since: number | null;
+}
+
+/** The outbox: one row per event and endpoint, `pending` until delivered or given up (migration 0016). */
+export interface WebhookDeliveriesTable {
+  id: string;
+  webhook_id: string;
+  type: string;
+  body: string;
+  created_at: number;
+  state: 'pending' | 'delivered' | 'failed';
+  attempts: Generated<number>;
+  next_attempt_at: number;
+  /** Claimed by an instance until then; null when not claimed. */
+  lease_until: number | null;
+}
+
+/** The attempts' log, the newest 100 per endpoint (migration 0016). */
+export interface WebhookAttemptsTable {
+  id: string;
+  webhook_id: string;
+  delivery_id: string;
+  type: string;
+  at: number;
+  outcome: 'delivered' | 'retrying' | 'failed';
+  http_status: number | null;
+  error: string | null;
+  duration_ms: number;
+  next_retry_at: number | null;
+}
+
 export interface Database {
+  webhooks: WebhooksTable;
+  webhook_deliveries: WebhookDeliveriesTable;
+  webhook_attempts: WebhookAttemptsTable;
   idempotency_keys: IdempotencyKeysTable;
   drop_views: DropViewsTable;
   drop_viewers: DropViewersTable;

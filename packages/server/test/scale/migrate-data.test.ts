@@ -56,6 +56,12 @@ describe('migrate-data', () => {
       context: customers,
     });
     await call(before.baseUrl, token, 'POST', `/api/drops/${slugs[0]}/comments`, { body: 'kept across databases' });
+    // A webhook endpoint (docs/api.md, "Webhooks"), its sealed secret moving as it is.
+    const hook = await call(before.baseUrl, token, 'POST', '/api/webhooks', {
+      url: 'https://93.184.215.14/hook',
+      events: ['drop.deleted'],
+    });
+    expect(hook.status).toBe(201);
     await fetch(`${before.baseUrl}/p/${slugs[1]}`);
     const filesBefore = await (await call(before.baseUrl, token, 'GET', `/api/drops/${slugs[1]}/v/1`)).json();
     await before.stop();
@@ -74,6 +80,7 @@ describe('migrate-data', () => {
     expect(migrated.stderr).toContain('verified versions: 4 rows');
     expect(migrated.stderr).toContain('verified version_warnings: 1 rows');
     expect(migrated.stderr).toContain('verified version_files: 2 rows');
+    expect(migrated.stderr).toContain('verified webhooks: 1 rows');
     expect(migrated.stdout).toMatch(/migrated and verified \d+ rows/);
 
     const after = await startServer({

@@ -39,6 +39,8 @@ export interface ViewerModel {
   nonce: string;
   /** The comments panel; absent when comments are off and there are none to show. */
   comments?: ViewerComments;
+  /** The URL named a version (`?v=`): a newer one is announced, not followed (docs/api.md, "Live pages"). */
+  pinned?: boolean;
 }
 
 /** One comment as the panel shows it. */
@@ -274,13 +276,47 @@ function versionPickerHtml(model: ViewerModel, viewerPath: string): string {
  * The small script: the picker navigates on change; the context and comments toggles show and hide their panels
  * (Escape closes); the comments panel opens by itself after a post or with #comments.
  */
-const VIEWER_SCRIPT = `(function(){var p=document.getElementById('version-picker');if(p&&p.form){var f=p.form;p.addEventListener('change',function(){f.submit();});}
-function toggle(tid,pid,open){var t=document.getElementById(tid),c=document.getElementById(pid);if(!t||!c)return;
-function set(o){c.hidden=!o;t.setAttribute('aria-expanded',o?'true':'false');}
-t.addEventListener('click',function(){set(c.hidden);if(!c.hidden&&pid==='comments-panel'){var b=document.getElementById('c-body');if(b)b.focus();}});
-document.addEventListener('keydown',function(e){if(e.key==='Escape'&&!c.hidden){set(false);t.focus();}});if(open)set(true);}
-toggle('context-toggle','context-panel',false);
-var cp=document.getElementById('comments-panel');toggle('comments-toggle','comments-panel',!!cp&&(cp.dataset.open==='1'||location.hash==='#comments'));})();`;
+const VIEWER_SCRIPT = `(function(){function panelOf(t){return t?document.getElementById(t.getAttribute('aria-controls')):null;}
+function set(t,o){var c=panelOf(t);if(!c)return;c.hidden=!o;t.setAttribute('aria-expanded',o?'true':'false');}
+document.addEventListener('change',function(e){var p=e.target;if(p&&p.id==='version-picker'&&p.form)p.form.submit();});
+document.addEventListener('click',function(e){var t=e.target&&e.target.closest?e.target.closest('#context-toggle,#comments-toggle'):null,c=panelOf(t);if(!c)return;
+set(t,c.hidden);if(!c.hidden&&t.id==='comments-toggle'){var b=document.getElementById('c-body');if(b)b.focus();}});
+document.addEventListener('keydown',function(e){if(e.key!=='Escape')return;['context-toggle','comments-toggle'].forEach(function(id){var t=document.getElementById(id),c=panelOf(t);if(c&&!c.hidden){set(t,false);t.focus();}});});
+var cp=document.getElementById('comments-panel');if(cp&&(cp.dataset.open==='1'||location.hash==='#comments'))set(document.getElementById('comments-toggle'),true);})();`;
+
+/**
+ * Following the drop live (docs/api.md, "Live pages"): the page listens to `/p/<slug>/events`. Showing the latest, a
+ * new version moves the frame there and updates the page around it (the page itself is never reloaded, so its own
+ * scroll and an open panel stay; the framed document's scroll is in another origin and cannot be read). Pinned with
+ * `?v=`, it shows a notice with a link to the newer version instead. A comment refreshes the comments panel and its
+ * count, keeping what the visitor is typing. The refreshed parts come from the same viewer URL, asked with
+ * `X-Htmldrop-Live` (a comment refresh is not a render: no view counted). EventSource reconnects by itself and gives
+ * up on a refusal, and nothing here reloads the page, so there is no reload loop.
+ */
+const LIVE_SCRIPT = `(function(){var b=document.body,slug=b.getAttribute('data-slug'),shown=+b.getAttribute('data-version'),pinned=b.getAttribute('data-pinned')==='1';
+if(!slug||!window.EventSource||!window.fetch||!window.DOMParser)return;var busy=false,again=null;
+function byId(d,id){return d.getElementById(id);}
+function swap(id,doc,after){var o=byId(document,id),n=byId(doc,id);if(o&&n)o.replaceWith(n);else if(o)o.remove();else if(n&&after)after.after(n);return n;}
+function noticeFor(v){var a=byId(document,'latest-link');if(!a){var p=document.createElement('p');p.className='notice';p.id='version-notice';p.setAttribute('role','status');
+p.append('You are viewing version '+shown+'. A newer version exists: ');a=document.createElement('a');a.id='latest-link';a.href='/p/'+encodeURIComponent(slug);p.append(a,'.');
+var s=document.querySelector('.split');s.parentNode.insertBefore(p,s);}a.textContent='version '+v;}
+function applyComments(doc,version){var o=byId(document,'comments-panel'),n=byId(doc,'comments-panel');if(!o||!n)return;
+var of=byId(document,'comment-form'),nf=byId(doc,'comment-form'),keep=of&&nf&&(!version||(byId(document,'c-body')||{}).value);
+if(keep)of.setAttribute('action',nf.getAttribute('action'));var kids=Array.prototype.slice.call(n.childNodes);o.textContent='';
+kids.forEach(function(k){o.appendChild(keep&&k===nf?of:k);});var oc=byId(document,'comment-count'),nc=byId(doc,'comment-count');if(oc&&nc)oc.replaceWith(nc);}
+function apply(doc,kind){if(kind==='version'){var v=+doc.body.getAttribute('data-version');if(!(v>shown))return applyComments(doc,false);
+var f=byId(document,'drop-frame'),nf=byId(doc,'drop-frame');if(f&&nf&&f.getAttribute('src')!==nf.getAttribute('src'))f.setAttribute('src',nf.getAttribute('src'));
+var open={};['context-panel','comments-panel'].forEach(function(id){var c=byId(document,id);open[id]=!!c&&!c.hidden;});
+var h=document.querySelector('header.bar'),nh=doc.querySelector('header.bar');if(h&&nh)h.replaceWith(nh);
+swap('context-panel',doc,document.querySelector('header.bar'));swap('version-notice',doc,null);shown=v;b.setAttribute('data-version',String(v));document.title=doc.title;
+applyComments(doc,true);['context','comments'].forEach(function(k){var c=byId(document,k+'-panel'),t=byId(document,k+'-toggle');if(c&&t){c.hidden=!open[k+'-panel'];t.setAttribute('aria-expanded',open[k+'-panel']?'true':'false');}});
+}else applyComments(doc,false);}
+function refresh(kind){if(busy){again=again==='version'?again:kind;return;}busy=true;
+fetch(location.pathname+location.search,{credentials:'same-origin',headers:{'x-htmldrop-live':kind}}).then(function(r){if(!r.ok)throw new Error(String(r.status));return r.text();})
+.then(function(t){apply(new DOMParser().parseFromString(t,'text/html'),kind);}).catch(function(){}).then(function(){busy=false;if(again){var k=again;again=null;refresh(k);}});}
+var es=new EventSource('/p/'+encodeURIComponent(slug)+'/events');
+es.addEventListener('version',function(e){var v;try{v=+JSON.parse(e.data).version;}catch(x){return;}if(!(v>shown))return;if(pinned)noticeFor(v);else refresh('version');});
+es.addEventListener('comment',function(){refresh('comments');});})();`;
 
 /** One comment; `here` is the shown version, so a resolution in it reads "Resolved in this version". */
 function commentItem(comment: ViewerComment, here: number): string {
@@ -408,18 +444,17 @@ export function renderViewer(model: ViewerModel): string {
       : `<section class="ctx" id="context-panel" hidden aria-label="Context of version ${model.version}"><p class="ctx-head"><strong>Context</strong><span>recorded with version ${model.version}</span></p><pre tabindex="0">${escapeHtml(model.context)}</pre></section>`;
 
   const notice = isOld
-    ? `<p class="notice">You are viewing version ${model.version}. The latest is <a id="latest-link" href="${escapeHtml(viewerPath)}">version ${model.latestVersion}</a>.</p>`
+    ? `<p class="notice" id="version-notice" role="status">You are viewing version ${model.version}. The latest is <a id="latest-link" href="${escapeHtml(viewerPath)}">version ${model.latestVersion}</a>.</p>`
     : '';
 
   const sandbox = model.frameOrigin === undefined ? IFRAME_SANDBOX : IFRAME_SANDBOX_OWN_ORIGIN;
   const frame = `<iframe class="frame" id="drop-frame" src="${escapeHtml(model.frameSrc)}" title="${t}" sandbox="${sandbox}" referrerpolicy="no-referrer" loading="eager"></iframe>`;
 
-  const needsScript = hasContext || comments !== undefined || model.versions.length > 1;
   const renew = model.renewTicket === true && model.frameOrigin !== undefined ? renewScript(model.frameOrigin) : '';
-  const script =
-    needsScript || renew !== '' ? `<script nonce="${nonce}">${needsScript ? VIEWER_SCRIPT : ''}${renew}</script>` : '';
+  const script = `<script nonce="${nonce}">${VIEWER_SCRIPT}${LIVE_SCRIPT}${renew}</script>`;
+  const live = `data-slug="${escapeHtml(model.slug)}" data-version="${model.version}" data-pinned="${model.pinned === true ? '1' : '0'}"`;
 
-  return `<!doctype html><html lang="en"><head>${headHtml({ title: `${title} · htmldrop`, nonce: model.nonce, style: VIEWER_STYLE, extra: meta })}</head><body>${header}${panel}${notice}<div class="split"><main class="stage" id="drop">${frame}</main>${comments === undefined ? '' : commentsPanel(model, comments)}</div>${script}</body></html>`;
+  return `<!doctype html><html lang="en"><head>${headHtml({ title: `${title} · htmldrop`, nonce: model.nonce, style: VIEWER_STYLE, extra: meta })}</head><body ${live}>${header}${panel}${notice}<div class="split"><main class="stage" id="drop">${frame}</main>${comments === undefined ? '' : commentsPanel(model, comments)}</div>${script}</body></html>`;
 }
 
 function rateLimitMessage(retryAfterSeconds: number | undefined): string {

@@ -80,6 +80,8 @@ function viewerCsp(nonce: string, frameAncestors: string, frameSource: string): 
     `script-src 'nonce-${nonce}'`,
     `frame-src ${frameSource}`,
     "img-src 'self' data:",
+    // The live events stream and the refresh of the page's parts (docs/api.md, "Live pages").
+    "connect-src 'self'",
     "form-action 'self'",
     "base-uri 'none'",
     `frame-ancestors ${frameAncestors}`,
@@ -373,9 +375,11 @@ function registerViewerRoute(app: TypedApp, routes: PublicRoutes): void {
         canonicalUrl: `${config.baseUrl}/p/${slug}`,
         nonce,
         ...(panel === undefined ? {} : { comments: panel }),
+        pinned: shownAsked !== undefined,
       });
-      // Counted for the version shown, under a daily viewer hash (domain/viewer-id.ts); no address is kept.
-      if (request.method === 'GET') {
+      // Counted for the version shown, under a daily viewer hash (domain/viewer-id.ts); no address is kept. The live
+      // page's refresh of its comments is not a render; its move to a new version is (docs/api.md, "Live pages").
+      if (request.method === 'GET' && request.headers['x-htmldrop-live'] !== 'comments') {
         countRender(renders, slug, shown.version, request.ip, request.headers['user-agent'] ?? '');
         await recordView(routes.view, slug, shown.version, admitted);
       }

@@ -14,6 +14,7 @@ import { oauthTokenLifetimes } from './0012-oauth-token-lifetimes.js';
 import { versionFiles } from './0013-version-files.js';
 import { versionWarnings } from './0014-version-warnings.js';
 import { visibility } from './0015-visibility.js';
+import { webhooks } from './0016-webhooks.js';
 
 /** Ordered migrations. Names sort in application order; never rename or edit a released one. */
 const MIGRATIONS: Record<string, Migration> = {
@@ -32,6 +33,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '0013-version-files': versionFiles,
   '0014-version-warnings': versionWarnings,
   '0015-visibility': visibility,
+  '0016-webhooks': webhooks,
 };
 
 export const migrationProvider: MigrationProvider = {
