@@ -23,6 +23,7 @@ const HTTP_SUITES = [
   'public',
   'raw-socket',
   'scan',
+  'search',
   'stats',
 ].map((name) => `packages/server/test/${name}.test.ts`);
 
