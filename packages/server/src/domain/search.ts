@@ -161,3 +161,20 @@ export function matchOf(texts: SearchedTexts, terms: SearchTerms): SearchMatch {
       : around(texts[from] ?? '', (hits.get(from) as { start: number }).start);
   return { snippet, fields: FIELDS.filter((field) => hits.has(field)) };
 }
+
+/**
+ * The runs of `text` that hold a word of `terms` (the last as a prefix), as `[start, end)` offsets in order: what a
+ * page marks in a snippet. Found the way the index finds words, so a marked run is one that matched.
+ */
+export function matchedRuns(text: string, terms: SearchTerms): Array<readonly [number, number]> {
+  const runs: Array<readonly [number, number]> = [];
+  if (terms.words.length === 0) return runs;
+  const exact = new Set(terms.words.slice(0, -1));
+  const prefix = terms.words[terms.words.length - 1] as string;
+  eachWord(text, (word, start, end) => {
+    const last = runs[runs.length - 1];
+    if ((exact.has(word) || word.startsWith(prefix)) && last?.[0] !== start) runs.push([start, end]);
+    return undefined;
+  });
+  return runs;
+}
