@@ -25,6 +25,7 @@ const HTTP_SUITES = [
   'visibility',
   'raw-socket',
   'scan',
+  'search',
   'stats',
   'webhooks',
 ].map((name) => `packages/server/test/${name}.test.ts`);

@@ -171,7 +171,16 @@ export class HtmlDropClient {
     if (query.sortBy !== undefined) params.set('sortBy', query.sortBy);
     if (query.sortOrder !== undefined) params.set('sortOrder', query.sortOrder);
     for (const [key, value] of Object.entries(query.metadata ?? {})) params.set(`metadata.${key}`, value);
+    if (query.q !== undefined) params.set('q', query.q);
     return this.#json('GET', '/api/drops', { query: params, ...callParts(options, false) });
+  }
+
+  /**
+   * GET /api/drops?q=: one page of the caller's drops that hold every word of `words` (docs/api.md, "Search"), best
+   * match first unless `query.sortBy` is given, each with its `match` (snippet and fields).
+   */
+  searchDrops(words: string, query: Omit<ListDropsQuery, 'q'> = {}, options: CallOptions = {}): Promise<DropList> {
+    return this.listDrops({ ...query, q: words }, options);
   }
 
   /** Every drop matching the query, page after page (at most `limit`, default all). */

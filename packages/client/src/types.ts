@@ -41,6 +41,16 @@ export interface Drop {
    * absent when clean. The version is public: remove the secret, publish again, and rotate it.
    */
   readonly warnings?: readonly ScanWarning[];
+  /** Only on the drops of a search (`q`, `searchDrops`): what matched (docs/api.md, "Search"). */
+  readonly match?: DropMatch;
+}
+
+/** What matched in a drop a search found. */
+export interface DropMatch {
+  /** Plain text around the first word found (not HTML), `…` where it was cut. */
+  readonly snippet: string;
+  /** The fields holding a word of the query, in this order: title, description, content (the text), context. */
+  readonly fields: readonly ('title' | 'description' | 'content' | 'context')[];
 }
 
 /** One finding of the look before publishing: the match itself is never sent, only a masked excerpt. */
@@ -357,4 +367,9 @@ export interface ListDropsQuery {
   readonly sortOrder?: SortOrder;
   /** Equality filters, combined with AND. */
   readonly metadata?: Metadata;
+  /**
+   * Full-text search, at most 200 characters (docs/api.md, "Search"): drops holding every word in their title,
+   * description, latest text or context, the last word as a prefix; best match first unless `sortBy` is given.
+   */
+  readonly q?: string;
 }

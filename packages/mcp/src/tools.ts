@@ -1,5 +1,5 @@
 /**
- * The htmldrop MCP tools: publish (with optional upsert by tags), update, list, get, delete, the versions' diff and
+ * The htmldrop MCP tools: publish (with optional upsert by tags), update, list, search, get, delete, the versions' diff and
  * restore, and the feedback loop's get_feedback, resolve_comment and get_stats. A thin layer over
  * @htmldrop/client: same token resolution as the CLI, same checks, same client-side upsert and lock.
  * Results are JSON text; failures are `isError` results whose JSON names the error code.
@@ -18,6 +18,7 @@ import { registerListTool } from './tools/list.js';
 import { registerPublishTool } from './tools/publish.js';
 import { registerResolveTool } from './tools/resolve.js';
 import { registerRestoreTool } from './tools/restore.js';
+import { registerSearchTool } from './tools/search.js';
 import { registerStatsTool } from './tools/stats.js';
 import { registerUpdateTool } from './tools/update.js';
 
@@ -34,8 +35,8 @@ export { errorResult } from './tools/errors.js';
 /** What the server tells the model about itself (the `instructions` of initialize). */
 export const INSTRUCTIONS = `htmldrop hosts complete, standalone HTML documents at stable public URLs. Use \`publish\` with the full
 document (inline CSS/JS, no local files) and share the returned drop.url. To keep one URL for a document you
-regenerate, pass upsert_by tags to \`publish\` (or \`update\` a known slug). \`list\` finds drops by tags; \`get\` shows
-versions; \`diff\` shows what changed between two versions and \`restore\` republishes an old one; \`delete\` removes a
+regenerate, pass upsert_by tags to \`publish\` (or \`update\` a known slug). \`list\` finds drops by tags, \`search\` by
+the words they hold (title, text, context); \`get\` shows versions; \`diff\` shows what changed between two versions and \`restore\` republishes an old one; \`delete\` removes a
 drop or one version. Pass \`if_match\` (the latest_version you worked from) to \`update\` so that nobody's version is
 overtaken unseen; \`expires\` ("7d", an ISO date, "never") makes a drop expire; \`network: "none"\` keeps a
 sensitive report from sending data anywhere (or list the CDN origins it needs). People comment on a drop in its
@@ -43,7 +44,7 @@ viewer: \`get_feedback\` (with \`wait\`) returns their comments; pass the ids a 
 to \`update\` (or \`publish\` with upsert_by), or mark one done with \`resolve_comment\`. \`get_stats\` tells whether
 the drop was viewed.`;
 
-/** An MCP server named htmldrop with the ten tools over `context`. */
+/** An MCP server named htmldrop with the eleven tools over `context`. */
 export function createMcpServer(context: ToolContext): McpServer {
   const mcp = new McpServer({ name: 'htmldrop', version: CLIENT_VERSION }, { instructions: INSTRUCTIONS });
   registerTools(mcp, context);
@@ -53,11 +54,12 @@ export function createMcpServer(context: ToolContext): McpServer {
   return mcp;
 }
 
-/** Registers the ten tools, in the order tools/list shows them. */
+/** Registers the eleven tools, in the order tools/list shows them. */
 export function registerTools(mcp: McpServer, context: ToolContext): void {
   registerPublishTool(mcp, context);
   registerUpdateTool(mcp, context);
   registerListTool(mcp, context);
+  registerSearchTool(mcp, context);
   registerGetTool(mcp, context);
   registerDeleteTool(mcp, context);
   registerDiffTool(mcp, context);

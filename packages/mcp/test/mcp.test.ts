@@ -46,6 +46,7 @@ describe('tools', () => {
       'publish',
       'resolve_comment',
       'restore',
+      'search',
       'update',
     ]);
     for (const name of ['publish', 'update']) {

@@ -102,6 +102,7 @@ describe('the onboarding fast path', () => {
         'publish',
         'resolve_comment',
         'restore',
+        'search',
         'update',
       ]);
       const html = '<!doctype html><html><head><title>M</title></head><body><h1>Via MCP</h1></body></html>';

@@ -514,6 +514,10 @@ describe('accessibility and looks', () => {
         },
       },
     });
+    await publish(token, 'Retention review', {
+      html: `<!doctype html><html><head><title>x</title><style>.cohort{}</style></head><body><h1>Retention</h1><p>${'Numbers by month and region. '.repeat(6)}The March cohort kept 82% of its accounts after ninety days, well above the Café Lumière pilot.</p></body></html>`,
+      context: 'Cohorts from the billing export.',
+    });
     flooded = await publish(token, 'Open feedback', { comments: 'open' });
     await flood(flooded, 56);
     await h.call('POST', `/api/drops/${flooded}/comments`, { token, body: { body: 'Thanks, reading these now.' } });
@@ -630,6 +634,25 @@ describe('accessibility and looks', () => {
       overflow = await p.evaluate<number>('document.documentElement.scrollWidth - window.innerWidth');
       expect(overflow, `${name} files diff scrolls sideways by ${overflow}px`).toBeLessThanOrEqual(0);
       expect(errors).toEqual([]);
+      await context.close();
+    }
+  });
+
+  it('searches the text from the search box and shows the snippet with the words marked; screenshots on desktop, phone and dark', async () => {
+    for (const [name, options] of Object.entries({ desktop: DESKTOP, phone: PHONE, dark: DARK })) {
+      const context = await browser.newContext({ ...options, storageState: state, bypassCSP: true });
+      const p = await context.newPage();
+      await p.goto(`${base}/console`);
+      await p.locator('#q').fill('COHORT lumière');
+      await Promise.all([p.waitForURL(/\/console\?q=COHORT/), p.locator('#q').press('Enter')]);
+      expect(await p.locator('#drop-list tbody tr').count()).toBe(1);
+      expect(await p.locator('.snippet mark').allTextContents()).toEqual(['cohort', 'Lumière']);
+      expect(await p.locator('.found-in').textContent()).toBe('Found in text');
+      expect(await p.locator('#sort option:checked').textContent()).toBe('Best match');
+      expect(describeViolations(`${name} search`, blocking(await axeViolations(p)))).toBe('');
+      await p.screenshot({ path: screenshotPath(`console-search-${name}`), fullPage: true });
+      const overflow = await p.evaluate<number>('document.documentElement.scrollWidth - window.innerWidth');
+      expect(overflow, `${name} search scrolls sideways by ${overflow}px`).toBeLessThanOrEqual(0);
       await context.close();
     }
   });

@@ -566,7 +566,7 @@ describe('a version’s files (docs/api.md, "Many files in one drop")', () => {
 });
 
 describe('the list', () => {
-  it('searches titles, filters by tags, sorts and paginates; bad filters are a readable 400', async () => {
+  it('searches, filters by tags, sorts and paginates; bad filters are a readable 400', async () => {
     const token = await h.token('ann');
     for (let i = 0; i < 30; i++) {
       const title = i % 3 === 0 ? `Revenue ${i}` : `Churn ${i}`;
@@ -603,6 +603,33 @@ describe('the list', () => {
     expect(bad.status).toBe(400);
     expect(bad.text).toContain('is not a tag filter');
     expect(count((await get('/console?q=%25', s.cookie)).text)).toBe(0);
+  });
+
+  it('searches content, not only titles, best match first, and shows the snippet with the words marked', async () => {
+    const token = await h.token('seeker');
+    const make = async (body: Record<string, unknown>) =>
+      (await h.call('POST', '/api/drops', { token, body: { html: page('x'), ...body } })).json.slug as string;
+    const inText = await make({
+      title: 'Weekly',
+      html: page('The <b>hippo</b> & crocodile count went up <script>nope()</script>'),
+    });
+    const inTitle = await make({ title: 'Hippo census' });
+    await make({ title: 'Other', metadata: { project: 'zoo' } });
+    const s = await signIn('seeker');
+    const found = await get('/console?q=HIPPO', s.cookie);
+    expect(found.status).toBe(200);
+    const order = [...found.text.matchAll(/<tr data-slug="(\w+)"/g)].map((m) => m[1]);
+    expect(order).toEqual([inTitle, inText]);
+    expect(found.text).toContain('<p class="snippet">The <mark>hippo</mark> &amp; crocodile count went up</p>');
+    expect(found.text).toContain('Found in text');
+    expect(found.text).toContain('<option value="" selected>Best match</option>');
+    const byDate = await get('/console?q=hippo&sort=oldest', s.cookie);
+    expect([...byDate.text.matchAll(/<tr data-slug="(\w+)"/g)].map((m) => m[1])).toEqual([inText, inTitle]);
+    expect((await get('/console?q=crocodile&tags=project%3Dzoo', s.cookie)).text).toContain('No drop matches');
+    expect((await get('/console?q=nope', s.cookie)).text).toContain('No drop matches');
+    const plain = await get('/console', s.cookie);
+    expect(plain.text).toContain('<option value="" selected>Recently updated</option>');
+    expect(plain.text).not.toContain('class="snippet"');
   });
 
   it('teaches the first publish when the account has no drop', async () => {

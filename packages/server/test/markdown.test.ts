@@ -6,6 +6,7 @@
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { escapeMarkdownText } from '../src/domain/markdown-text.js';
+import { textOfHtml } from '../src/domain/plain-text.js';
 import { composeReadableCopy } from '../src/domain/readable-copy.js';
 import { prefersMarkdown } from '../src/http/routes/public.js';
 import { createHtmlToMarkdown } from '../src/serve/markdown-convert.js';
@@ -16,7 +17,6 @@ import {
   type ReadableText,
 } from '../src/serve/markdown-copy.js';
 import type { WorkerEvent } from '../src/serve/markdown-runner.js';
-import { textOfHtml } from '../src/serve/plain-text.js';
 import { createHarness, createTestClock, type Harness, page } from './helpers.js';
 import { renderingProblems, shownText } from './rendered-markdown.js';
 
@@ -121,7 +121,7 @@ describe('the converter (serve/markdown-convert.ts)', () => {
   });
 });
 
-describe('the text fallback (serve/plain-text.ts)', () => {
+describe('the text fallback (domain/plain-text.ts)', () => {
   it('keeps the text by blocks and skips tags, comments, scripts, styles and the dropped elements', () => {
     const text = textOfHtml(
       `<p>Hello &amp; <b title="a>b">welcome</b></p><!-- a <p>comment</p> -->` +
@@ -430,17 +430,19 @@ function mainThreadModules(entry: URL): Set<string> {
 }
 
 describe('what runs on the event loop', () => {
-  it('the converter, the plain-text fallback and their libraries are reachable from the worker only', () => {
+  // The plain text (domain/plain-text.ts) is also what the search index reads (docs/decisions/0037), made in the body
+  // worker or, when that is busy, in-process: only the converter and its libraries are the Markdown worker's alone.
+  it('the converter and its libraries are reachable from the worker only', () => {
     const src = new URL('../src/', import.meta.url);
     const main = mainThreadModules(new URL('main.ts', src));
     expect(main.has(new URL('server.ts', src).href)).toBe(true);
     expect(main.has(new URL('serve/markdown-copy.ts', src).href)).toBe(true);
-    for (const worker of ['plain-text.ts', 'markdown-convert.ts', 'markdown-safety.ts', 'markdown-worker.ts']) {
+    for (const worker of ['markdown-convert.ts', 'markdown-safety.ts', 'markdown-worker.ts']) {
       expect(main.has(new URL(`serve/${worker}`, src).href), worker).toBe(false);
     }
     for (const library of ['turndown', 'markdown-it']) expect(main.has(`package:${library}`), library).toBe(false);
     const worker = mainThreadModules(new URL('serve/markdown-worker.ts', src));
-    expect(worker.has(new URL('serve/plain-text.ts', src).href)).toBe(true);
+    expect(worker.has(new URL('domain/plain-text.ts', src).href)).toBe(true);
     expect(worker.has('package:turndown')).toBe(true);
   });
 });

@@ -102,6 +102,7 @@ describe('the remote MCP endpoint with a bearer token', () => {
       'publish',
       'update',
       'list',
+      'search',
       'get',
       'delete',
       'diff',

@@ -21,10 +21,12 @@ import {
   type Scanned,
   versionTexts,
 } from './scan.js';
+import { matchOf } from './search.js';
 import type { DropChanges, DropStore, VersionConflict } from './store.js';
 import {
   type CommentSetting,
   type DropRecord,
+  type FoundDrop,
   isExpired,
   type ListQuery,
   type Metadata,
@@ -235,8 +237,25 @@ function conflict({ latestVersion }: VersionConflict): ApiError {
 const isConflict = (value: unknown): value is VersionConflict =>
   typeof value === 'object' && value !== null && (value as VersionConflict).kind === 'version_conflict';
 
-export function listDrops(deps: Pick<DropDeps, 'store' | 'clock'>, accountId: string, query: ListQuery) {
-  return deps.store.listDrops(accountId, { ...query, aliveAt: deps.clock.now() });
+/**
+ * One page of the account's drops and how many match. A search (docs/api.md, "Search") without a word in it finds
+ * nothing; each drop it finds carries its match (which fields, a snippet).
+ */
+export async function listDrops(
+  deps: Pick<DropDeps, 'store' | 'clock'>,
+  accountId: string,
+  query: ListQuery,
+): Promise<{ items: FoundDrop[]; total: number }> {
+  const { search } = query;
+  if (search !== undefined && search.terms.words.length === 0) return { items: [], total: 0 };
+  const listed = await deps.store.listDrops(accountId, { ...query, aliveAt: deps.clock.now() });
+  if (search === undefined) return listed;
+  return {
+    items: listed.items.map(({ searched, ...drop }) =>
+      searched === undefined ? drop : { ...drop, match: matchOf(searched, search.terms) },
+    ),
+    total: listed.total,
+  };
 }
 
 export async function addVersion(

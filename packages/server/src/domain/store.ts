@@ -19,6 +19,7 @@ import type {
   DropRecord,
   DropViewStats,
   Identity,
+  ListedDrop,
   ListQuery,
   Metadata,
   NewOAuthToken,
@@ -272,9 +273,11 @@ export interface DropStore {
   findDropByContentLabel(label: string): Promise<DropRecord | undefined>;
   /**
    * One page of the account's drops, plus the total matching the filters (and alive at `query.aliveAt` when set).
-   * Never reads HTML.
+   * Never reads HTML. With `query.search` (never without words), only drops whose indexed fields hold every word, each
+   * carrying the texts its match is shown from; the index is kept in the transaction of each write, so a drop is found
+   * (or no longer found) as soon as its write committed.
    */
-  listDrops(accountId: string, query: ListQuery): Promise<{ items: DropRecord[]; total: number }>;
+  listDrops(accountId: string, query: ListQuery): Promise<{ items: ListedDrop[]; total: number }>;
   /**
    * Appends a version numbered one above the highest number ever issued for the drop, atomically with the
    * version cap (`maxVersions` existing versions), with `changes` and with the precondition `ifLatest` (the drop's

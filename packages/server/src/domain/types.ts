@@ -1,4 +1,5 @@
 import type { NetworkPolicy } from './network.js';
+import type { SearchedTexts, SearchMatch, SearchTerms } from './search.js';
 
 /** Domain values. Rows never leave storage/: the store maps them to these. Times are Unix milliseconds. */
 
@@ -178,7 +179,18 @@ export interface ListQuery {
   readonly titleContains?: string;
   /** Leaves out the drops expired at this instant (the domain always sets it). */
   readonly aliveAt?: number;
+  /**
+   * Full-text search (docs/api.md, "Search"), ANDed with the other filters: drops holding every word, in any field.
+   * Best match first when `byRelevance`, else in `sortBy` order.
+   */
+  readonly search?: { readonly terms: SearchTerms; readonly byRelevance: boolean };
 }
+
+/** A drop of a list page; a search's also carries the texts its match is shown from (domain/search.ts). */
+export type ListedDrop = DropRecord & { readonly searched?: SearchedTexts };
+
+/** A drop as a list answers it: with what matched, when the list was a search. */
+export type FoundDrop = DropRecord & { readonly match?: SearchMatch };
 
 /** Stored state of a device-code request; the public poll status is derived from it (domain/device-flow.ts). */
 export type DeviceRequestState = 'pending' | 'approved' | 'denied' | 'claimed';

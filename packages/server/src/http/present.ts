@@ -4,7 +4,7 @@ import { contentOrigins } from '../domain/content-origin.js';
 import { totalBytes } from '../domain/files.js';
 import type { Scanned } from '../domain/scan.js';
 import type { AccessEntry, RecipientLink } from '../domain/store.js';
-import type { DropRecord, DropViewStats, TokenInfo, VersionFile, VersionInfo, VersionRecord } from '../domain/types.js';
+import type { DropViewStats, FoundDrop, TokenInfo, VersionFile, VersionInfo, VersionRecord } from '../domain/types.js';
 
 /** Where a drop is reached: the service's base URL, and its own origin when one is configured. */
 export interface DropLinks {
@@ -22,7 +22,7 @@ export function dropLinks(config: Pick<Config, 'baseUrl' | 'contentOrigin'>): Dr
 }
 
 /** A drop as the API answers it; a write's answer carries what the look before publishing found (non-empty only). */
-export function presentDrop(drop: DropRecord & Partial<Scanned>, { baseUrl, contentUrlOf }: DropLinks) {
+export function presentDrop(drop: FoundDrop & Partial<Scanned>, { baseUrl, contentUrlOf }: DropLinks) {
   return {
     slug: drop.slug,
     title: drop.title,
@@ -42,6 +42,7 @@ export function presentDrop(drop: DropRecord & Partial<Scanned>, { baseUrl, cont
     allow: drop.allow,
     content_url: contentUrlOf(drop.contentLabel),
     ...(drop.warnings === undefined || drop.warnings.length === 0 ? {} : { warnings: drop.warnings }),
+    ...(drop.match === undefined ? {} : { match: { snippet: drop.match.snippet, fields: [...drop.match.fields] } }),
   };
 }
 

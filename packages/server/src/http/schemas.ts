@@ -5,6 +5,7 @@
 import { Type } from '@sinclair/typebox';
 import type { Limits } from '../config.js';
 import { SLUG_PATTERN, TOKEN_ID_PATTERN } from '../domain/ids.js';
+import { MAX_QUERY_CHARS } from '../domain/search.js';
 
 /** docs/api.md 2.2: 1-64 of [A-Za-z0-9_.-], first and last alphanumeric or underscore. */
 export const METADATA_KEY_PATTERN = '^[A-Za-z0-9_](?:[A-Za-z0-9_.-]*[A-Za-z0-9_])?$';
@@ -138,6 +139,23 @@ function componentSchemas() {
           "The drop's own origin (https://<id>.<content domain>/), where its storage works; null when none is configured",
       }),
       warnings: Type.Optional(Type.Array(Finding, { description: WARNINGS_DESCRIPTION })),
+      match: Type.Optional(
+        Type.Object(
+          {
+            snippet: Type.String({ description: 'Plain text around the first match, "…" where it was cut' }),
+            fields: Type.Array(
+              Type.Union([
+                Type.Literal('title'),
+                Type.Literal('description'),
+                Type.Literal('content'),
+                Type.Literal('context'),
+              ]),
+              { description: 'The fields holding a word of q' },
+            ),
+          },
+          { additionalProperties: false, description: 'Only in an answer to a search (q)' },
+        ),
+      ),
     },
     { $id: 'Drop', additionalProperties: false },
   );
@@ -238,9 +256,19 @@ function listQuerySchema(limits: Limits) {
     {
       page: Type.Integer({ minimum: 1, maximum: 1_000_000, default: 1 }),
       pageSize: Type.Integer({ minimum: 1, maximum: limits.maxPageSize, default: limits.defaultPageSize }),
-      sortBy: Type.Union([Type.Literal('created_at'), Type.Literal('updated_at'), Type.Literal('view_count')], {
-        default: 'created_at',
-      }),
+      // No default: with q, relevance unless a sort is asked for (the route applies created_at otherwise).
+      sortBy: Type.Optional(
+        Type.Union([Type.Literal('created_at'), Type.Literal('updated_at'), Type.Literal('view_count')], {
+          description: 'created_at when absent; with q, best match first when absent',
+        }),
+      ),
+      q: Type.Optional(
+        Type.String({
+          maxLength: MAX_QUERY_CHARS,
+          description:
+            'Full-text search: drops whose title, description, latest text or context hold every word (the last as a prefix); query syntax is plain text',
+        }),
+      ),
       sortOrder: Type.Union([Type.Literal('asc'), Type.Literal('desc')], { default: 'desc' }),
     },
     {

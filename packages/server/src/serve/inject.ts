@@ -35,7 +35,7 @@ import {
   QUESTION,
   SLASH,
   scanAttributes,
-} from './html-scan.js';
+} from '../domain/html-scan.js';
 
 /** Spec 4.6: appended at the end of the head of every served document. */
 export const DEFENSIVE_STYLE =

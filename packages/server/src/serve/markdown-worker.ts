@@ -10,9 +10,9 @@
  */
 import { parentPort } from 'node:worker_threads';
 import { escapeMarkdownText } from '../domain/markdown-text.js';
+import { textOfHtml } from '../domain/plain-text.js';
 import { createHtmlToMarkdown } from './markdown-convert.js';
 import { contextAsMarkdown, findUnsafeMarkdown } from './markdown-safety.js';
-import { textOfHtml } from './plain-text.js';
 
 /** What the parent posts. */
 export interface ConvertRequest {

@@ -1,6 +1,8 @@
 /** Version bodies encoded in the worker thread, and in-process when the worker is busy or cannot run. */
 import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
+import { textOfHtml } from '../domain/plain-text.js';
+import { indexedContent } from '../domain/search.js';
 import { bodyHash, decodeBody, decodeBodyBytes, encodeBody, type FileToEncode } from './bodies.js';
 import { createBodyEncoder } from './body-encoder.js';
 
@@ -17,6 +19,22 @@ describe('body encoder', () => {
         expect(body.sizeBytes).toBe(expected.sizeBytes);
         expect(Buffer.isBuffer(body.data)).toBe(true);
         expect(await decodeBody(body.codec, body.data)).toBe(html(i));
+      }
+    } finally {
+      await encoder.close();
+    }
+  });
+
+  it("makes a document's indexed text in the same job, the same in the worker and in-process", async () => {
+    const encoder = createBodyEncoder({ maxPending: 2 });
+    try {
+      const page = (i: number) => `<script>hidden${i}()</script><p>Crème ${i} brûlée</p>${html(i)}`;
+      const documents = await Promise.all(Array.from({ length: 6 }, (_, i) => encoder.encodeDocument(page(i))));
+      for (const [i, { body, content }] of documents.entries()) {
+        expect(await decodeBody(body.codec, body.data)).toBe(page(i));
+        expect(content).toEqual(indexedContent(textOfHtml(page(i))));
+        expect(content.words.startsWith(`creme ${i} brulee`)).toBe(true);
+        expect(content.words).not.toContain('hidden');
       }
     } finally {
       await encoder.close();

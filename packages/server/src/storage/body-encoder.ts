@@ -8,11 +8,21 @@
  */
 import { Worker } from 'node:worker_threads';
 import { builtFile } from '../built-files.js';
+import { textOfHtml } from '../domain/plain-text.js';
+import { type IndexedContent, indexedContent } from '../domain/search.js';
 import { encodeBody, encodeFile, type FileToEncode, type StoredBody } from './bodies.js';
 import type { EncodeAnswer, EncodedFile, EncodeRequest } from './body-worker.js';
 
+/** A version's HTML stored, and its text as the search index takes it (docs/decisions/0037). */
+export interface EncodedDocument {
+  readonly body: StoredBody;
+  readonly content: IndexedContent;
+}
+
 export interface BodyEncoder {
   encode(html: string): Promise<StoredBody>;
+  /** A version's HTML encoded as `encode` does, and its indexed text (domain/search.ts), made in the same job. */
+  encodeDocument(html: string): Promise<EncodedDocument>;
   /** A version's files, each hashed and, when that pays, compressed; in the order given. */
   encodeFiles(files: readonly FileToEncode[]): Promise<StoredBody[]>;
   /** Stops the worker; jobs still being encoded finish in-process. */
@@ -43,6 +53,12 @@ function filesFrom(bodies: readonly EncodedFile[], files: readonly FileToEncode[
 }
 
 const inProcess = (files: readonly FileToEncode[]) => Promise.all(files.map(encodeFile));
+
+/** The worker's document job on this thread (compression on the thread pool, the text here). */
+async function encodeDocumentInProcess(html: string): Promise<EncodedDocument> {
+  const body = await encodeBody(html);
+  return { body, content: indexedContent(textOfHtml(html)) };
+}
 
 /** An idle worker stops after this long, giving back its memory; the next create starts one. */
 const IDLE_STOP_MS = 60_000;
@@ -133,17 +149,38 @@ export function createBodyEncoder(
 
   const busy = () => closed || broken || pending.size >= maxPending;
 
+  /** The HTML's UTF-8 bytes to the worker: they are needed there anyway, and in their own memory move without a copy. */
+  function postHtml<T>(
+    html: string,
+    document: boolean,
+    settle: (answer: EncodeAnswer) => T,
+    fallback: () => Promise<T>,
+  ) {
+    const bytes = Buffer.from(html, 'utf8');
+    const own = bytes.byteOffset === 0 && bytes.buffer.byteLength === bytes.length;
+    return post((id) => ({ id, bytes, document }), own ? [bytes.buffer] : [], settle, fallback);
+  }
+
   return {
     encode(html) {
       if (busy()) return encodeBody(html);
-      // The worker needs the UTF-8 bytes anyway; in their own memory they move to it without a copy.
-      const bytes = Buffer.from(html, 'utf8');
-      const own = bytes.byteOffset === 0 && bytes.buffer.byteLength === bytes.length;
-      return post(
-        (id) => ({ id, bytes }),
-        own ? [bytes.buffer] : [],
+      return postHtml(
+        html,
+        false,
         (answer) => asBuffer((answer as { body: StoredBody }).body),
         () => encodeBody(html),
+      );
+    },
+    encodeDocument(html) {
+      if (busy()) return encodeDocumentInProcess(html);
+      return postHtml(
+        html,
+        true,
+        (answer) => {
+          const { body, content } = answer as { body: StoredBody; content: IndexedContent };
+          return { body: asBuffer(body), content };
+        },
+        () => encodeDocumentInProcess(html),
       );
     },
     encodeFiles(files) {

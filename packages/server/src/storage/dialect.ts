@@ -16,7 +16,7 @@ export interface Dialect {
    * True when text column `column` matches the LIKE `pattern` made by containsPattern(), ignoring case (ASCII case
    * at least: SQLite's LIKE folds ASCII only). The pattern is a value, so a prepared statement may take it in a slot.
    */
-  likeIgnoringCase(column: 'title', pattern: string): RawBuilder<boolean>;
+  likeIgnoringCase(column: 'title' | 'drops.title', pattern: string): RawBuilder<boolean>;
   /**
    * Schema for Kysely's migration tables, when the dialect has schemas. Needed on PostgreSQL: without it the
    * migrator's existence check sees migration tables of other schemas in the same database.

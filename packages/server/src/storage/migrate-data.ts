@@ -1,12 +1,14 @@
 /**
  * Moving a single-machine deployment to PostgreSQL: `htmldrop-server migrate-data --from <sqlite> --to <postgres>`.
  * Copies every table in one target transaction (all or nothing), then verifies row counts and a content hash of
- * every table on both sides. The source is only read.
+ * every table on both sides. The search index is rebuilt on the target in that transaction, from the copied drops.
+ * The source is only read.
  */
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import type { Kysely } from 'kysely';
 import { bodyHash, decodeBodyBytes } from './bodies.js';
+import { indexUnindexedDrops } from './kysely/search.js';
 import { createKyselyStore } from './kysely-store.js';
 import { openPostgres } from './postgres.js';
 import type { Database } from './schema.js';
@@ -142,6 +144,9 @@ export async function migrateData(
         }
         log(`copied ${copied} ${name}`);
       }
+      // The search index is made from what was copied, not copied (docs/decisions/0037): an FTS5 table is not a
+      // PostgreSQL table. In the same transaction: all or nothing.
+      log(`indexed ${await indexUnindexedDrops(trx, 'postgres')} drops for search`);
     });
 
     const reports: TableReport[] = [];

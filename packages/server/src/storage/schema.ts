@@ -294,10 +294,32 @@ export interface WebhookAttemptsTable {
   next_retry_at: number | null;
 }
 
+/**
+ * A drop's entry of the search index (migration 0017; docs/decisions/0037-full-text-search-words-made-once.md): its
+ * latest version's text as indexed, for snippets. On SQLite `id` is the rowid of its row in `search_index`; on
+ * PostgreSQL the row also holds each field's words as a tsvector (written and read in raw SQL, kysely/search.ts).
+ */
+export interface SearchTextsTable {
+  id: Generated<number>;
+  slug: string;
+  content: string;
+}
+
+/** SQLite only: the FTS5 table, a row per drop, each field's folded words (kysely/search.ts). */
+export interface SearchIndexTable {
+  rowid: number;
+  title: string;
+  description: string;
+  content: string;
+  context: string;
+}
+
 export interface Database {
   webhooks: WebhooksTable;
   webhook_deliveries: WebhookDeliveriesTable;
   webhook_attempts: WebhookAttemptsTable;
+  search_texts: SearchTextsTable;
+  search_index: SearchIndexTable;
   idempotency_keys: IdempotencyKeysTable;
   drop_views: DropViewsTable;
   drop_viewers: DropViewersTable;

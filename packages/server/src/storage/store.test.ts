@@ -31,7 +31,7 @@ for (const dialect of DIALECTS) {
         'u_ann0000000000000',
         T0,
       );
-      raw = await openAtMigration(database, '0016-webhooks');
+      raw = await openAtMigration(database, '0017-search-index');
     });
     afterAll(async () => {
       await raw.destroy();

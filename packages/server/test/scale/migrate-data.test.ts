@@ -81,6 +81,7 @@ describe('migrate-data', () => {
     expect(migrated.stderr).toContain('verified version_warnings: 1 rows');
     expect(migrated.stderr).toContain('verified version_files: 2 rows');
     expect(migrated.stderr).toContain('verified webhooks: 1 rows');
+    expect(migrated.stderr).toContain('indexed 3 drops for search');
     expect(migrated.stdout).toMatch(/migrated and verified \d+ rows/);
 
     const after = await startServer({
@@ -111,6 +112,15 @@ describe('migrate-data', () => {
         drop_count: number;
       };
       expect(me).toMatchObject({ login: 'mover', drop_count: 3 });
+      // docs/api.md, "Search": the index was rebuilt on PostgreSQL from the copied drops (the latest version's text).
+      const found = (await (await call(after.baseUrl, token, 'GET', '/api/drops?q=second%20version')).json()) as {
+        data: Array<{ slug: string; match: { fields: string[] } }>;
+      };
+      expect(found.data.map((d) => [d.slug, d.match.fields])).toEqual([[slugs[0], ['content']]]);
+      const old = (await (await call(after.baseUrl, token, 'GET', '/api/drops?q=content%200')).json()) as {
+        data: unknown[];
+      };
+      expect(old.data).toEqual([]);
     } finally {
       await after.stop();
     }

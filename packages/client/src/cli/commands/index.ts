@@ -2,7 +2,7 @@
 import type { Command } from '../context.js';
 import { feedback } from './feedback.js';
 import { diff, restore } from './history.js';
-import { listCommand, show, versions } from './list.js';
+import { listCommand, search, show, versions } from './list.js';
 import { login, logout, whoami } from './login.js';
 import { open } from './open.js';
 import { passcode } from './passcode.js';
@@ -20,6 +20,7 @@ export const COMMANDS: Readonly<Record<string, Command>> = {
   publish,
   update,
   list: listCommand,
+  search,
   show,
   versions,
   diff,

@@ -1,5 +1,5 @@
-/** Commands that read drops: list, show, versions (docs/api.md section 4.3). */
-import type { Drop, SortBy, SortOrder, VersionFile, VersionListItem } from '../../types.js';
+/** Commands that read drops: list, search, show, versions (docs/api.md section 4.3 and "Search"). */
+import type { Drop, DropList, SortBy, SortOrder, VersionFile, VersionListItem } from '../../types.js';
 import { integer, list, parsePairs, positional, str, usage, type Values } from '../args.js';
 import type { Command } from '../context.js';
 import { bytes, dropDetails, table, tags, when } from '../format.js';
@@ -58,33 +58,97 @@ export const listCommand: Command = {
   },
   async run(ctx, values) {
     const { metadata, sort, order } = listQuery(values);
-    const limit = integer(str(values, 'limit'), '--limit', 1) ?? 50;
-    const page = integer(str(values, 'page'), '--page', 1);
+    const pages = paging(values);
     const { client } = await ctx.authenticated();
     const query = {
       metadata,
       ...(sort === undefined ? {} : { sortBy: sort as SortBy }),
       ...(order === undefined ? {} : { sortOrder: order as SortOrder }),
     };
-    if (page !== undefined && limit > 200) throw usage('--limit is at most 200 with --page.');
-    const pageSize = Math.min(limit, 200);
-    let data: Drop[] = [];
-    let total = 0;
-    for (let p = page ?? 1; ; p++) {
-      const result = await client.listDrops({ ...query, page: p, pageSize });
-      total = result.pagination.total_items;
-      data.push(...result.data);
-      if (
-        page !== undefined ||
-        data.length >= limit ||
-        p >= result.pagination.total_pages ||
-        result.data.length === 0
-      ) {
-        break;
-      }
-    }
-    data = data.slice(0, limit);
+    const { data, total } = await pagesOf(pages, (p, pageSize) => client.listDrops({ ...query, page: p, pageSize }));
     ctx.out.result({ data, total_items: total }, () => dropsTable(data, total));
+  },
+};
+
+/** --limit and --page, checked. */
+function paging(values: Values) {
+  const limit = integer(str(values, 'limit'), '--limit', 1) ?? 50;
+  const page = integer(str(values, 'page'), '--page', 1);
+  if (page !== undefined && limit > 200) throw usage('--limit is at most 200 with --page.');
+  return { limit, page };
+}
+
+/** The drops of --limit and --page (one page of --limit, or pages fetched until --limit), and the total. */
+async function pagesOf(
+  { limit, page }: ReturnType<typeof paging>,
+  fetchPage: (page: number, pageSize: number) => Promise<DropList>,
+) {
+  const pageSize = Math.min(limit, 200);
+  const data: Drop[] = [];
+  let total = 0;
+  for (let p = page ?? 1; ; p++) {
+    const result = await fetchPage(p, pageSize);
+    total = result.pagination.total_items;
+    data.push(...result.data);
+    if (page !== undefined || data.length >= limit || p >= result.pagination.total_pages || result.data.length === 0) {
+      break;
+    }
+  }
+  return { data: data.slice(0, limit), total };
+}
+
+/** The drops a search found as a table, each followed by its snippet, with the count. */
+function foundTable(data: readonly Drop[], total: number): string {
+  if (data.length === 0) return total === 0 ? 'Nothing found.' : `Nothing on this page (${total} found in all).`;
+  const lines = table([
+    ['SLUG', 'UPDATED', 'FOUND IN', 'TITLE'],
+    ...data.map((d) => [d.slug, when(d.updated_at), (d.match?.fields ?? []).join(',') || '-', d.title]),
+  ]).split('\n');
+  const out = [lines[0] as string];
+  for (const [i, d] of data.entries()) {
+    out.push(lines[i + 1] as string);
+    if (d.match !== undefined && d.match.snippet !== '') out.push(`    ${d.match.snippet}`);
+  }
+  return `${out.join('\n')}\n${data.length} of ${total} found`;
+}
+
+/** `htmldrop search`. */
+export const search: Command = {
+  usage:
+    'search <words>... [--meta k=v]... [--sort created_at|updated_at|view_count] [--order asc|desc] [--limit n] [--page n]',
+  summary: 'Find your drops by what they say',
+  help: `Finds your drops whose title, description, latest text or context hold every word (any case, with or
+without accents; the last word may be the beginning of a word), best match first, each with where it matched and
+the text around it. Quotes, -, * and OR are plain text. A word beginning with - goes after --.
+
+  --meta k=v     keep drops tagged k=v; repeat for AND
+  --sort <f>     created_at, updated_at or view_count instead of the best match first
+  --order <o>    with --sort: desc (default) or asc
+  --limit <n>    at most n drops (default 50; pages are fetched as needed)
+  --page <n>     one page of --limit drops (at most 200), from 1`,
+  options: {
+    meta: { type: 'string', multiple: true },
+    sort: { type: 'string' },
+    order: { type: 'string' },
+    limit: { type: 'string' },
+    page: { type: 'string' },
+  },
+  async run(ctx, values, args) {
+    const words = args.join(' ').trim();
+    if (words === '') throw usage('search needs words to look for: htmldrop search <words>');
+    if (words.length > 200) throw usage(`search takes at most 200 characters of words (got ${words.length}).`);
+    const { metadata, sort, order } = listQuery(values);
+    const pages = paging(values);
+    const { client } = await ctx.authenticated();
+    const query = {
+      metadata,
+      ...(sort === undefined ? {} : { sortBy: sort as SortBy }),
+      ...(order === undefined ? {} : { sortOrder: order as SortOrder }),
+    };
+    const { data, total } = await pagesOf(pages, (p, pageSize) =>
+      client.searchDrops(words, { ...query, page: p, pageSize }),
+    );
+    ctx.out.result({ data, total_items: total }, () => foundTable(data, total));
   },
 };
 

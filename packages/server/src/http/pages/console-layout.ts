@@ -7,9 +7,9 @@ import { escapeHtml } from './layout.js';
 
 /** Colours chosen for WCAG AA contrast (4.5:1 for text) in both schemes. */
 const STYLE = `:root{color-scheme:light dark;--fg:#1d2430;--muted:#535d6b;--bg:#f4f5f7;--card:#fff;--line:#d5d9e0;
---accent:#2f4fe0;--on-accent:#fff;--danger:#b42318;--ok:#146c2e;--chip:#eef1f8}
+--accent:#2f4fe0;--on-accent:#fff;--danger:#b42318;--ok:#146c2e;--chip:#eef1f8;--mark:#fff1a8}
 @media (prefers-color-scheme:dark){:root{--fg:#e7eaf0;--muted:#a4adba;--bg:#0f1217;--card:#181c23;--line:#2e3440;
---accent:#8fa3ff;--on-accent:#0b0f1a;--danger:#ff8a80;--ok:#7ddc93;--chip:#242a35}}
+--accent:#8fa3ff;--on-accent:#0b0f1a;--danger:#ff8a80;--ok:#7ddc93;--chip:#242a35;--mark:#5c4a00}}
 *{box-sizing:border-box}body{margin:0;background:var(--bg);color:var(--fg);font:15px/1.5 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif}
 a{color:var(--accent)}header{background:var(--card);border-bottom:1px solid var(--line)}
 .bar{max-width:1100px;margin:0 auto;padding:10px 20px;display:flex;gap:16px;align-items:center;flex-wrap:wrap}
@@ -43,6 +43,7 @@ white-space:pre-wrap;overflow-wrap:anywhere;flex:1;min-width:0;text-align:left}
 .empty{text-align:center;padding:36px 18px}ol.comments{list-style:none;margin:0;padding:0}
 .comment{border-bottom:1px solid var(--line);padding:10px 0}.comment p{margin:0 0 6px}.comment-body{white-space:pre-wrap;overflow-wrap:anywhere}
 .comment blockquote{margin:0 0 6px;padding-left:10px;border-left:3px solid var(--line);white-space:pre-wrap;overflow-wrap:anywhere}.title-cell a{font-weight:600}
+.snippet{margin:6px 0 2px;font-size:.9rem;overflow-wrap:anywhere;max-width:60ch}.snippet mark{background:var(--mark);color:var(--fg);border-radius:3px;padding:0 2px}.found-in{font-size:.8rem}
 @media (max-width:720px){.filters{grid-template-columns:1fr}.who{margin-left:0;width:100%}
 table.cards thead{position:absolute;left:-9999px}table.cards tr{display:block;border:1px solid var(--line);border-radius:10px;margin:0 0 10px;padding:6px 10px;background:var(--card)}
 table.cards td{display:flex;gap:10px;justify-content:space-between;border:0;padding:4px 0;text-align:right}

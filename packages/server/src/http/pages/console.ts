@@ -1,5 +1,6 @@
 /** Console pages: signed out, the drop list, the tokens (docs/console.md). The drop's own page is console-drop.ts. */
-import type { DropRecord, SortBy, SortOrder, TokenInfo } from '../../domain/types.js';
+import { type MatchField, matchedRuns, type SearchTerms, searchTerms } from '../../domain/search.js';
+import type { DropRecord, FoundDrop, SortBy, SortOrder, TokenInfo } from '../../domain/types.js';
 import { consoleShell, copyableCommand, csrfField, notice, timeTag } from './console-layout.js';
 import { escapeHtml } from './layout.js';
 
@@ -23,11 +24,16 @@ restore or delete versions, and revoke tokens.</p>
 
 /** The list's state, as its query string carries it. */
 export interface ListState {
+  /** Words searched for in title, description, text and context (docs/api.md, "Search"). */
   readonly q: string;
   readonly tags: string;
+  /** A key of SORTS, or '' (the default: the best match first with a search, else recently updated). */
   readonly sort: string;
   readonly page: number;
 }
+
+/** The default order: best match first when searching, the most recently updated first otherwise. */
+export const DEFAULT_SORT = '';
 
 /** The sort choices of the list: the API's sort fields and orders, named for people. */
 export const SORTS: Readonly<Record<string, { label: string; sortBy: SortBy; sortOrder: SortOrder }>> = {
@@ -44,18 +50,26 @@ export function listHref(state: ListState, change: Partial<ListState>): string {
   const params = new URLSearchParams();
   if (next.q !== '') params.set('q', next.q);
   if (next.tags !== '') params.set('tags', next.tags);
-  if (next.sort !== 'updated') params.set('sort', next.sort);
+  if (next.sort !== DEFAULT_SORT) params.set('sort', next.sort);
   if (next.page !== 1) params.set('page', String(next.page));
   const query = params.toString();
   return query === '' ? '/console' : `/console?${query}`;
 }
 
 function filterForm(state: ListState): string {
-  const options = Object.entries(SORTS)
-    .map(([key, { label }]) => `<option value="${key}"${key === state.sort ? ' selected' : ''}>${label}</option>`)
+  const searching = state.q.trim() !== '';
+  // The default option is named for what it does now; "Recently updated" is offered apart only while searching.
+  const choices = [
+    [DEFAULT_SORT, searching ? 'Best match' : (SORTS.updated?.label ?? '')],
+    ...Object.entries(SORTS)
+      .filter(([key]) => searching || key !== 'updated')
+      .map(([key, { label }]) => [key, label]),
+  ];
+  const options = choices
+    .map(([key, label]) => `<option value="${key}"${key === state.sort ? ' selected' : ''}>${label}</option>`)
     .join('');
   return `<form method="get" action="/console" class="grid filters" role="search" aria-label="Find drops">
-<div><label for="q">Title contains</label><input type="search" id="q" name="q" value="${escapeHtml(state.q)}" autocomplete="off"></div>
+<div><label for="q">Search <span class="muted">(title, description, text, context)</span></label><input type="search" id="q" name="q" value="${escapeHtml(state.q)}" autocomplete="off" maxlength="200"></div>
 <div><label for="tags">Tags <span class="muted">(key=value, space-separated)</span></label><input type="text" id="tags" name="tags" value="${escapeHtml(state.tags)}" autocomplete="off" spellcheck="false" placeholder="project=acme"></div>
 <div><label for="sort">Sort</label><select id="sort" name="sort">${options}</select></div>
 <div class="row"><button class="primary" type="submit">Find</button>${state.q !== '' || state.tags !== '' ? '<a href="/console">Clear</a>' : ''}</div></form>`;
@@ -71,10 +85,36 @@ function tagChips(drop: DropRecord, state: ListState): string {
     .join('');
 }
 
-function dropRow(drop: DropRecord, state: ListState): string {
+const FIELD_NAMES: Readonly<Record<MatchField, string>> = {
+  title: 'title',
+  description: 'description',
+  content: 'text',
+  context: 'context',
+};
+
+/** `text` escaped, with the runs that matched `terms` in <mark>. */
+function marked(text: string, terms: SearchTerms): string {
+  let html = '';
+  let at = 0;
+  for (const [start, end] of matchedRuns(text, terms)) {
+    html += `${escapeHtml(text.slice(at, start))}<mark>${escapeHtml(text.slice(start, end))}</mark>`;
+    at = end;
+  }
+  return html + escapeHtml(text.slice(at));
+}
+
+/** What a search found in a drop: the text around the match, its words marked, and where it matched. */
+function matchLines(drop: FoundDrop, state: ListState): string {
+  const terms = searchTerms(state.q);
+  if (drop.match === undefined || terms === undefined) return '';
+  const where = drop.match.fields.map((field) => FIELD_NAMES[field]).join(', ');
+  return `<p class="snippet">${marked(drop.match.snippet, terms)}</p><div class="muted found-in">Found in ${escapeHtml(where)}</div>`;
+}
+
+function dropRow(drop: FoundDrop, state: ListState): string {
   const href = `/console/drops/${encodeURIComponent(drop.slug)}`;
   return `<tr data-slug="${escapeHtml(drop.slug)}"><td class="title-cell"><a href="${href}">${escapeHtml(drop.title)}</a>
-<div class="muted mono">${escapeHtml(drop.slug)}</div></td>
+<div class="muted mono">${escapeHtml(drop.slug)}</div>${matchLines(drop, state)}</td>
 <td data-label="Tags">${tagChips(drop, state) || '<span class="muted">none</span>'}</td>
 <td data-label="Versions" class="num">${drop.versionCount}</td><td data-label="Views" class="num">${drop.viewCount}</td>
 <td data-label="Passcode">${drop.locked ? '<span class="badge">Locked</span>' : '<span class="muted">Open</span>'}</td>
@@ -93,7 +133,7 @@ export interface ListPage {
   readonly nonce: string;
   readonly baseUrl: string;
   readonly state: ListState;
-  readonly drops: readonly DropRecord[];
+  readonly drops: readonly FoundDrop[];
   readonly total: number;
   readonly totalPages: number;
   /** A finished action, shown above the list. */

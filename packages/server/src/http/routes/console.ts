@@ -5,10 +5,11 @@
 import type { FastifyRequest } from 'fastify';
 import { listTokens, revokeOwnToken } from '../../domain/accounts.js';
 import * as drops from '../../domain/drops.js';
-import type { Metadata } from '../../domain/types.js';
+import { searchTerms } from '../../domain/search.js';
+import type { ListQuery, Metadata } from '../../domain/types.js';
 import { ApiError, isApiError } from '../../errors.js';
 import { acceptFormPosts } from '../forms.js';
-import { dropListPage, type ListState, SORTS, tokensPage } from '../pages/console.js';
+import { DEFAULT_SORT, dropListPage, type ListState, SORTS, tokensPage } from '../pages/console.js';
 import { METADATA_KEY_PATTERN } from '../schemas.js';
 import type { TypedApp } from '../typed-app.js';
 import { registerDropPages } from './console-drop.js';
@@ -48,7 +49,7 @@ export function parseTagFilters(input: string, maxKeyChars: number): Metadata {
 /** The list's state from its query string; anything unknown falls back to the default. */
 function listState(request: FastifyRequest): ListState {
   const query = request.query as Query;
-  const sort = Object.hasOwn(SORTS, text(query.sort)) ? text(query.sort) : 'updated';
+  const sort = Object.hasOwn(SORTS, text(query.sort)) ? text(query.sort) : DEFAULT_SORT;
   const page = Number.parseInt(text(query.page), 10);
   return {
     q: text(query.q).slice(0, MAX_SEARCH_CHARS),
@@ -58,7 +59,10 @@ function listState(request: FastifyRequest): ListState {
   };
 }
 
-/** GET /console: the owner's drops, searched by title, filtered by tags, sorted as the API sorts, paginated. */
+/**
+ * GET /console: the owner's drops, searched over title, description, text and context as `q` of the API searches
+ * (docs/api.md, "Search"), filtered by tags, best match first or sorted as the API sorts, paginated.
+ */
 function listRoute(kit: ConsoleKit, deps: ConsoleRouteDeps) {
   return kit.page(async (v, request, reply) => {
     const state = listState(request);
@@ -76,7 +80,15 @@ function listRoute(kit: ConsoleKit, deps: ConsoleRouteDeps) {
       );
     }
     const { sortBy, sortOrder } = SORTS[state.sort] ?? { sortBy: 'updated_at', sortOrder: 'desc' };
-    const query = { page: state.page, pageSize: PAGE_SIZE, sortBy, sortOrder, metadata, titleContains: state.q };
+    const terms = searchTerms(state.q);
+    const query: ListQuery = {
+      page: state.page,
+      pageSize: PAGE_SIZE,
+      sortBy,
+      sortOrder,
+      metadata,
+      ...(terms === undefined ? {} : { search: { terms, byRelevance: state.sort === DEFAULT_SORT } }),
+    };
     const { items, total } = await drops.listDrops(deps.drops, v.session.accountId, query);
     const totalPages = Math.ceil(total / PAGE_SIZE);
     return kit.show(reply, v, dropListPage({ ...base, drops: items, total, totalPages, ...doneOf(request) }));

@@ -5,6 +5,7 @@ import type { CommentDeps } from '../../domain/comments.js';
 import * as comments from '../../domain/comments.js';
 import type { DropDeps } from '../../domain/drops.js';
 import * as drops from '../../domain/drops.js';
+import { searchTerms } from '../../domain/search.js';
 import type { ListQuery, Metadata } from '../../domain/types.js';
 import { ApiError } from '../../errors.js';
 import { callerOf } from '../caller.js';
@@ -127,12 +128,15 @@ function registerDropCollection(app: TypedApp, kit: DropRouteKit): void {
     async (request) => {
       const q = request.query;
       const filters = metadataFilters(request.query as Record<string, unknown>, deps.config.limits.maxMetadataKeyChars);
+      const terms = searchTerms(q.q);
+      const byRelevance = terms !== undefined && q.sortBy === undefined;
       const query: ListQuery = {
         page: q.page,
         pageSize: q.pageSize,
-        sortBy: q.sortBy,
+        sortBy: q.sortBy ?? 'created_at',
         sortOrder: q.sortOrder,
         metadata: filters,
+        ...(terms === undefined ? {} : { search: { terms, byRelevance } }),
       };
       const { items, total } = await drops.listDrops(deps.drops, callerOf(request).account.id, query);
       return {
@@ -142,8 +146,8 @@ function registerDropCollection(app: TypedApp, kit: DropRouteKit): void {
           page_size: query.pageSize,
           total_items: total,
           total_pages: Math.ceil(total / query.pageSize),
-          sort_by: query.sortBy,
-          sort_order: query.sortOrder,
+          sort_by: byRelevance ? 'relevance' : query.sortBy,
+          sort_order: byRelevance ? 'desc' : query.sortOrder,
         },
       };
     },

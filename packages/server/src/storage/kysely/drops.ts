@@ -3,13 +3,23 @@
  * passcode, delete (view counts are in view-stats.ts). Each method's atomicity is stated on it in domain/store.ts.
  */
 import type { Insertable, Kysely } from 'kysely';
+import type { SearchTerms } from '../../domain/search.js';
 import type { DropChanges, NewDrop, NewVersion, Store, VersionConflict } from '../../domain/store.js';
-import type { DropRecord, ListQuery } from '../../domain/types.js';
+import type { DropRecord, ListedDrop, ListQuery } from '../../domain/types.js';
 import type { BodyEncoder } from '../body-encoder.js';
 import { containsPattern, type Dialect } from '../dialect.js';
 import type { Database, DropsTable } from '../schema.js';
 import { deleteVersionRows, releaseBodies } from './bodies.js';
 import { type Prepared, prepared, slot } from './prepared.js';
+import {
+  type Engine,
+  engineQuery,
+  keepSearchIndex,
+  matchingDrops,
+  relevance,
+  SEARCHED_COLUMNS,
+  searchedTexts,
+} from './search.js';
 import { changeSet, DROP_COLUMNS, type DropRow, encodeNetwork, inTransaction, Rollback, toDrop } from './shared.js';
 import { encodeFiles, insertVersion, type VersionStore, versionStore } from './versions.js';
 
@@ -50,7 +60,7 @@ async function missedWrite(
 export function dropStore(dialect: Dialect, bodies: BodyEncoder): DropStore {
   const { db } = dialect;
   return {
-    createDrop: createDrop(db, bodies),
+    createDrop: createDrop(db, bodies, dialect.name),
     findDrop: findDrop(db),
     async findDropByContentLabel(label) {
       const row = await db
@@ -61,13 +71,13 @@ export function dropStore(dialect: Dialect, bodies: BodyEncoder): DropStore {
       return row === undefined ? undefined : toDrop(row);
     },
     listDrops: listDrops(dialect),
-    appendVersion: appendVersion(db, bodies),
-    updateDrop: updateDrop(db),
+    appendVersion: appendVersion(db, bodies, dialect.name),
+    updateDrop: updateDrop(db, dialect.name),
     setPasscode: setPasscode(db),
     findPasscode: findPasscode(db),
     deleteDrop: deleteDrop(db),
     listExpiredDrops: listExpiredDrops(db),
-    ...versionStore(db),
+    ...versionStore(db, dialect.name),
   };
 }
 
@@ -88,10 +98,14 @@ const insertDrop = prepared<Record<(typeof NEW_DROP_COLUMNS)[number], unknown>>(
     .values(Object.fromEntries(NEW_DROP_COLUMNS.map((column) => [column, slot(column)])) as Insertable<DropsTable>),
 );
 
-function createDrop(db: Kysely<Database>, bodies: BodyEncoder): Store['createDrop'] {
+function createDrop(db: Kysely<Database>, bodies: BodyEncoder, engine: Engine): Store['createDrop'] {
   return async (drop: NewDrop, maxDrops: number) => {
-    // Hashed and compressed before the transaction, so the database is held only for the statements.
-    const [body, files] = await Promise.all([bodies.encode(drop.html), encodeFiles(bodies, drop.files)]);
+    // Hashed and compressed (and its text made for the index) before the transaction, so the database is held only
+    // for the statements.
+    const [{ body, content }, files] = await Promise.all([
+      bodies.encodeDocument(drop.html),
+      encodeFiles(bodies, drop.files),
+    ]);
     return inTransaction<DropRecord, undefined>(db, async (trx) => {
       const counted = await countDrop(trx, { accountId: drop.accountId, maxDrops });
       if (counted.numAffectedRows === 0n) throw new Rollback(undefined);
@@ -118,6 +132,11 @@ function createDrop(db: Kysely<Database>, bodies: BodyEncoder): Store['createDro
       };
       await insertDrop(trx, row);
       await insertVersion(trx, drop.slug, 1, { ...drop, body, files });
+      await keepSearchIndex(trx, engine, drop.slug, {
+        title: drop.title,
+        description: drop.description,
+        version: { content, context: drop.context },
+      });
       return toDrop(row);
     });
   };
@@ -180,7 +199,9 @@ function listDrops(dialect: Dialect): Store['listDrops'] {
     if (shapes.size < MAX_LIST_SHAPES) shapes.set(shape, statements);
     return statements;
   };
+  const search = searchList(dialect);
   return async (accountId, query: ListQuery) => {
+    if (query.search !== undefined) return search(accountId, query, query.search);
     const entries = Object.entries(query.metadata);
     const values: Record<string, unknown> = {
       account: accountId,
@@ -202,10 +223,88 @@ function listDrops(dialect: Dialect): Store['listDrops'] {
   };
 }
 
-function appendVersion(db: Kysely<Database>, bodies: BodyEncoder): Store['appendVersion'] {
+/** The drop columns, named with their table: a search joins tables that share some names (slug, title, content). */
+const QUALIFIED_DROP_COLUMNS = DROP_COLUMNS.map((column) => `drops.${column}` as const);
+
+/**
+ * A search's page and total (docs/api.md, "Search"): the same filters as a listing, over the drops the engine's index
+ * matches (kysely/search.ts), best first unless a sort was asked for. Compiled once per shape, as a listing is.
+ */
+function searchList(dialect: Dialect) {
+  const engine = dialect.name;
+  const { rank, order } = relevance(engine);
+  const shapes = new Map<string, ListStatements>();
+  const statementsFor = (query: ListQuery, tags: number, byRelevance: boolean): ListStatements => {
+    const title = Boolean(query.titleContains);
+    const alive = query.aliveAt !== undefined;
+    const shape = `${tags} ${title} ${alive} ${byRelevance ? 'relevance' : `${query.sortBy} ${query.sortOrder}`}`;
+    const known = shapes.get(shape);
+    if (known !== undefined) return known;
+    const filtered = (executor: Kysely<Database>) => {
+      let base = matchingDrops(engine, executor).where('drops.account_id', '=', slot<string>('account'));
+      for (let i = 0; i < tags; i++) {
+        base = base.where(dialect.jsonText('metadata', slot<string>(`k${i}`)), '=', slot<string>(`v${i}`));
+      }
+      if (title) base = base.where(dialect.likeIgnoringCase('drops.title', slot<string>('title')));
+      if (alive) {
+        base = base.where((eb) =>
+          eb.or([eb('drops.expires_at', 'is', null), eb('drops.expires_at', '>', slot<number>('aliveAt'))]),
+        );
+      }
+      return base;
+    };
+    const statements: ListStatements = {
+      count: prepared((executor) =>
+        filtered(executor).select((eb) => eb.fn.countAll<number | string | bigint>().as('n')),
+      ),
+      page: prepared((executor) => {
+        const selected = filtered(executor)
+          .select(QUALIFIED_DROP_COLUMNS)
+          .select([SEARCHED_COLUMNS.content, SEARCHED_COLUMNS.context]);
+        const sorted = byRelevance
+          ? selected.orderBy(rank, order).orderBy('drops.slug', 'asc')
+          : selected.orderBy(`drops.${query.sortBy}`, query.sortOrder).orderBy('drops.slug', query.sortOrder);
+        return sorted.limit(slot<number>('limit')).offset(slot<number>('offset'));
+      }),
+    };
+    if (shapes.size < MAX_LIST_SHAPES) shapes.set(shape, statements);
+    return statements;
+  };
+  return async (
+    accountId: string,
+    query: ListQuery,
+    search: { readonly terms: SearchTerms; readonly byRelevance: boolean },
+  ): Promise<{ items: ListedDrop[]; total: number }> => {
+    const entries = Object.entries(query.metadata);
+    const values: Record<string, unknown> = {
+      account: accountId,
+      q: engineQuery(engine, search.terms),
+      limit: query.pageSize,
+      offset: (query.page - 1) * query.pageSize,
+      ...(query.titleContains ? { title: containsPattern(query.titleContains) } : {}),
+      ...(query.aliveAt === undefined ? {} : { aliveAt: query.aliveAt }),
+    };
+    entries.forEach(([key, value], i) => {
+      values[`k${i}`] = dialect.jsonKeyPath(key);
+      values[`v${i}`] = value;
+    });
+    const statements = statementsFor(query, entries.length, search.byRelevance);
+    const counted = await statements.count<{ n: number | string | bigint }>(dialect.db, values);
+    const total = Number(counted.rows[0]?.n ?? 0);
+    if (total === 0) return { items: [], total };
+    type Found = DropRow & { search_content: string; search_context: string | null };
+    const { rows } = await statements.page<Found>(dialect.db, values);
+    return { items: rows.map((row) => ({ ...toDrop(row), searched: searchedTexts(row) })), total };
+  };
+}
+
+function appendVersion(db: Kysely<Database>, bodies: BodyEncoder, engine: Engine): Store['appendVersion'] {
   type Result = DropRecord | 'not_found' | 'version_limit' | 'version_not_found' | VersionConflict;
   return async (slug: string, version: NewVersion, changes: DropChanges, maxVersions: number, ifLatest?: number) => {
-    const [body, files] = await Promise.all([bodies.encode(version.html), encodeFiles(bodies, version.files)]);
+    const [{ body, content }, files] = await Promise.all([
+      bodies.encodeDocument(version.html),
+      encodeFiles(bodies, version.files),
+    ]);
     return inTransaction<Result, 'version_not_found'>(db, async (trx) => {
       // One conditional update on the drop's row: the cap and the precondition are checked under its row lock, so
       // of two writers with the same If-Match exactly one gets a row back.
@@ -225,19 +324,37 @@ function appendVersion(db: Kysely<Database>, bodies: BodyEncoder): Store['append
       if (row === undefined) return (await missedWrite(trx, slug, ifLatest)) ?? 'version_limit';
       const copied = await insertVersion(trx, slug, Number(row.latest_version), { ...version, body, files });
       if (copied === 'version_not_found') throw new Rollback(copied);
+      await keepSearchIndex(trx, engine, slug, {
+        title: row.title,
+        description: row.description,
+        version: { content, context: version.context },
+      });
       return toDrop(row);
     });
   };
 }
 
-function updateDrop(db: Kysely<Database>): Store['updateDrop'] {
+function updateDrop(db: Kysely<Database>, engine: Engine): Store['updateDrop'] {
   return async (slug, changes, now, ifLatest) => {
-    let update = db
-      .updateTable('drops')
-      .set({ ...changeSet(changes), updated_at: now })
-      .where('slug', '=', slug);
-    if (ifLatest !== undefined) update = update.where('latest_version', '=', ifLatest);
-    const row = await update.returning(DROP_COLUMNS).executeTakeFirst();
+    const write = async (executor: Kysely<Database>) => {
+      let update = executor
+        .updateTable('drops')
+        .set({ ...changeSet(changes), updated_at: now })
+        .where('slug', '=', slug);
+      if (ifLatest !== undefined) update = update.where('latest_version', '=', ifLatest);
+      return update.returning(DROP_COLUMNS).executeTakeFirst();
+    };
+    // A new title or description is searched at once: the index changes in the same transaction.
+    const searched = changes.title !== undefined || changes.description !== undefined;
+    const row = searched
+      ? await db.transaction().execute(async (trx) => {
+          const updated = await write(trx);
+          if (updated !== undefined) {
+            await keepSearchIndex(trx, engine, slug, { title: updated.title, description: updated.description });
+          }
+          return updated;
+        })
+      : await write(db);
     if (row !== undefined) return toDrop(row);
     const missed = await missedWrite(db, slug, ifLatest);
     return missed === 'not_found' ? undefined : missed;

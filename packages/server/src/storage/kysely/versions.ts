@@ -13,6 +13,7 @@ import type { BodyEncoder } from '../body-encoder.js';
 import type { Database, VersionFilesTable, VersionsTable } from '../schema.js';
 import { type BodyUse, deleteVersionRows, keepBodies, keepBody, releaseBodies } from './bodies.js';
 import { prepared, slot } from './prepared.js';
+import { type Engine, reindexFromStore } from './search.js';
 import { DROP_COLUMNS, inTransaction, Rollback, toDrop } from './shared.js';
 import { insertWarnings } from './warnings.js';
 
@@ -149,14 +150,14 @@ const insertVersionRow = prepared<Record<(typeof VERSION_COLUMNS)[number], unkno
     .values(Object.fromEntries(VERSION_COLUMNS.map((column) => [column, slot(column)])) as Insertable<VersionsTable>),
 );
 
-export function versionStore(db: Kysely<Database>): VersionStore {
+export function versionStore(db: Kysely<Database>, engine: Engine): VersionStore {
   return {
     listVersions: listVersions(db),
     getVersion: getVersion(db),
     getVersionContent: getVersionContent(db),
     listVersionFiles: listVersionFiles(db),
     getVersionFile: getVersionFile(db),
-    deleteVersion: deleteVersion(db),
+    deleteVersion: deleteVersion(db, engine),
   };
 }
 
@@ -271,7 +272,7 @@ function getVersionContent(db: Kysely<Database>): Store['getVersionContent'] {
   };
 }
 
-function deleteVersion(db: Kysely<Database>): Store['deleteVersion'] {
+function deleteVersion(db: Kysely<Database>, engine: Engine): Store['deleteVersion'] {
   type Result = DropRecord | 'not_found' | 'version_not_found' | 'last_version';
   return (slug, version, now) =>
     inTransaction<Result, Result>(db, async (trx) => {
@@ -307,6 +308,8 @@ function deleteVersion(db: Kysely<Database>): Store['deleteVersion'] {
         .where('slug', '=', slug)
         .returning(DROP_COLUMNS)
         .executeTakeFirstOrThrow();
+      // The latest version went: the one before it is what the drop is searched by now.
+      if (version > Number(row.latest_version)) await reindexFromStore(trx, engine, slug);
       return toDrop(row);
     });
 }

@@ -15,6 +15,7 @@ import { versionFiles } from './0013-version-files.js';
 import { versionWarnings } from './0014-version-warnings.js';
 import { visibility } from './0015-visibility.js';
 import { webhooks } from './0016-webhooks.js';
+import { searchIndex } from './0017-search-index.js';
 
 /** Ordered migrations. Names sort in application order; never rename or edit a released one. */
 const MIGRATIONS: Record<string, Migration> = {
@@ -34,6 +35,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '0014-version-warnings': versionWarnings,
   '0015-visibility': visibility,
   '0016-webhooks': webhooks,
+  '0017-search-index': searchIndex,
 };
 
 export const migrationProvider: MigrationProvider = {

@@ -1,0 +1,206 @@
+/**
+ * The search index (docs/api.md, "Search"; docs/decisions/0037-full-text-search-words-made-once.md), both engines side
+ * by side: SQLite's FTS5 table `search_index` (a row per drop, its rowid the drop's `search_texts.id`) and
+ * PostgreSQL's tsvector columns of `search_texts` under a GIN index. Both receive the words of domain/search.ts, folded
+ * and joined by spaces. `search_texts` keeps the latest version's indexed text, for snippets; it goes with its drop
+ * (a foreign key with cascade; on SQLite a trigger takes the FTS5 row with it).
+ *
+ * One function keeps the index, `keepSearchIndex()`, called inside the transaction of every write that changes a
+ * searched field: create, a new version (PUT, restore), a change of title or description, the delete of the latest
+ * version. Its statements are written once per engine, without a query builder (kysely/prepared.ts says why).
+ */
+import { CompiledQuery, type Kysely, type RawBuilder, type SelectQueryBuilder, sql } from 'kysely';
+import { textOfHtml } from '../../domain/plain-text.js';
+import type { IndexedContent } from '../../domain/search.js';
+import { indexedContent, indexWords, type SearchedTexts, type SearchTerms } from '../../domain/search.js';
+import { decodeBody } from '../bodies.js';
+import type { Database } from '../schema.js';
+import { slot } from './prepared.js';
+
+export type Engine = 'sqlite' | 'postgres';
+
+/** A drop's searched fields as they are now (after the write); `content` only when the latest version changed. */
+export interface SearchEntry {
+  readonly title: string;
+  readonly description: string | null;
+  /** The latest version's text and its context: both, or neither (a change of title or description only). */
+  readonly version?: { readonly content: IndexedContent; readonly context: string | null } | undefined;
+}
+
+/** PostgreSQL: a field's words as a tsvector of the `simple` configuration, weighted (title A, description B, context C, content D). */
+const tsv = (n: number, weight: string) => `setweight(to_tsvector('simple', $${n}), '${weight}')`;
+
+const STATEMENTS = {
+  sqlite: {
+    text: `insert into search_texts (slug, content) values (?, ?)
+      on conflict (slug) do update set content = excluded.content returning id`,
+    all: 'insert or replace into search_index (rowid, title, description, content, context) values (?, ?, ?, ?, ?)',
+    details: `update search_index set title = ?, description = ?
+      where rowid = (select id from search_texts where slug = ?)`,
+  },
+  postgres: {
+    all: `insert into search_texts (slug, content, title_terms, description_terms, content_terms, context_terms)
+      values ($1, $2, ${tsv(3, 'A')}, ${tsv(4, 'B')}, ${tsv(5, 'D')}, ${tsv(6, 'C')})
+      on conflict (slug) do update set content = excluded.content, title_terms = excluded.title_terms,
+        description_terms = excluded.description_terms, content_terms = excluded.content_terms,
+        context_terms = excluded.context_terms`,
+    details: `update search_texts set title_terms = ${tsv(1, 'A')}, description_terms = ${tsv(2, 'B')} where slug = $3`,
+  },
+} as const;
+
+const run = (executor: Kysely<Database>, text: string, parameters: readonly unknown[]) =>
+  executor.executeQuery<{ id: number }>(CompiledQuery.raw(text, [...parameters]));
+
+/**
+ * Writes a drop's entry of the index, in the caller's transaction: every field when the latest version changed (a
+ * new entry, or its words replaced), else the title and description only.
+ */
+export async function keepSearchIndex(
+  executor: Kysely<Database>,
+  engine: Engine,
+  slug: string,
+  entry: SearchEntry,
+): Promise<void> {
+  const title = indexWords(entry.title);
+  const description = indexWords(entry.description);
+  const { version } = entry;
+  if (engine === 'sqlite') {
+    if (version === undefined) {
+      await run(executor, STATEMENTS.sqlite.details, [title, description, slug]);
+      return;
+    }
+    const { rows } = await run(executor, STATEMENTS.sqlite.text, [slug, version.content.text]);
+    const id = rows[0]?.id;
+    await run(executor, STATEMENTS.sqlite.all, [
+      id,
+      title,
+      description,
+      version.content.words,
+      indexWords(version.context),
+    ]);
+    return;
+  }
+  if (version === undefined) {
+    await run(executor, STATEMENTS.postgres.details, [title, description, slug]);
+    return;
+  }
+  await run(executor, STATEMENTS.postgres.all, [
+    slug,
+    version.content.text,
+    title,
+    description,
+    version.content.words,
+    indexWords(version.context),
+  ]);
+}
+
+/** The entry of `slug` rebuilt from its latest version's stored body (a version deleted, the backfill). */
+export async function reindexFromStore(executor: Kysely<Database>, engine: Engine, slug: string): Promise<void> {
+  const row = await executor
+    .selectFrom('drops')
+    .innerJoin('versions', (join) =>
+      join.onRef('versions.slug', '=', 'drops.slug').onRef('versions.version', '=', 'drops.latest_version'),
+    )
+    .innerJoin('bodies', 'bodies.hash', 'versions.body_hash')
+    .select(['drops.title', 'drops.description', 'versions.context', 'bodies.codec', 'bodies.data'])
+    .where('drops.slug', '=', slug)
+    .executeTakeFirst();
+  if (row === undefined) return;
+  const html = await decodeBody(row.codec, row.data);
+  await keepSearchIndex(executor, engine, slug, {
+    title: row.title,
+    description: row.description,
+    version: { content: indexedContent(textOfHtml(html)), context: row.context },
+  });
+}
+
+/** Drops per batch of the backfill. */
+const BACKFILL_BATCH = 100;
+
+/**
+ * Indexes every drop that has no entry yet (migration 0017, and `migrate-data` on its target, where the index is
+ * rebuilt rather than copied: an FTS5 table does not move to PostgreSQL). Returns how many it indexed.
+ */
+export async function indexUnindexedDrops(executor: Kysely<Database>, engine: Engine): Promise<number> {
+  let indexed = 0;
+  let after = '';
+  for (;;) {
+    const slugs = await executor
+      .selectFrom('drops')
+      .select('drops.slug')
+      .where('drops.slug', '>', after)
+      .where((eb) =>
+        eb.not(
+          eb.exists(
+            eb.selectFrom('search_texts').select('search_texts.slug').whereRef('search_texts.slug', '=', 'drops.slug'),
+          ),
+        ),
+      )
+      .orderBy('drops.slug')
+      .limit(BACKFILL_BATCH)
+      .execute();
+    for (const { slug } of slugs) await reindexFromStore(executor, engine, slug);
+    indexed += slugs.length;
+    if (slugs.length < BACKFILL_BATCH) return indexed;
+    after = (slugs[slugs.length - 1] as { slug: string }).slug;
+  }
+}
+
+/** The query an engine runs for `terms` (never empty): each word a literal, ANDed, the last as a prefix. */
+export function engineQuery(engine: Engine, terms: SearchTerms): string {
+  // The words hold letters and digits only (domain/search.ts): no quote, operator or column filter can reach the
+  // engine's query syntax. They are still quoted, as literals.
+  if (engine === 'sqlite')
+    return terms.words.map((word, i, all) => `"${word}"${i === all.length - 1 ? '*' : ''}`).join(' ');
+  return terms.words.map((word, i, all) => `'${word}'${i === all.length - 1 ? ':*' : ''}`).join(' & ');
+}
+
+/** PostgreSQL: the drop's words, the expression the GIN index of migration 0017 is built on (the same text). */
+const TERMS = sql`(search_texts.title_terms || search_texts.description_terms || search_texts.context_terms || search_texts.content_terms)`;
+
+type SearchSource = SelectQueryBuilder<Database, 'drops' | 'search_texts', object>;
+
+/** The drops matching the query in slot `q`, joined with their search texts. */
+export function matchingDrops(engine: Engine, executor: Kysely<Database>): SearchSource {
+  if (engine === 'sqlite') {
+    return executor
+      .selectFrom('search_index')
+      .innerJoin('search_texts', 'search_texts.id', 'search_index.rowid')
+      .innerJoin('drops', 'drops.slug', 'search_texts.slug')
+      .where(sql<boolean>`search_index match ${slot<string>('q')}`) as unknown as SearchSource;
+  }
+  return executor
+    .selectFrom('search_texts')
+    .innerJoin('drops', 'drops.slug', 'search_texts.slug')
+    .where(sql<boolean>`${TERMS} @@ to_tsquery('simple', ${slot<string>('q')})`);
+}
+
+/** The relevance of a matching drop, and which way is best first. */
+export function relevance(engine: Engine): { readonly rank: RawBuilder<number>; readonly order: 'asc' | 'desc' } {
+  // SQLite's bm25 is better the lower; ts_rank the higher. Weights: title, description, content, context.
+  if (engine === 'sqlite') return { rank: sql<number>`bm25(search_index, 8.0, 4.0, 1.0, 2.0)`, order: 'asc' };
+  return { rank: sql<number>`ts_rank(${TERMS}, to_tsquery('simple', ${slot<string>('q')}))`, order: 'desc' };
+}
+
+/** The columns a found drop's match is shown from, besides the drop's own title and description. */
+export const SEARCHED_COLUMNS = {
+  content: sql<string>`search_texts.content`.as('search_content'),
+  context: sql<
+    string | null
+  >`(select versions.context from versions where versions.slug = drops.slug and versions.version = drops.latest_version)`.as(
+    'search_context',
+  ),
+} as const;
+
+/** The texts of a found drop's row (its title and description come with the drop's own columns). */
+export const searchedTexts = (row: {
+  title: string;
+  description: string | null;
+  search_content: string;
+  search_context: string | null;
+}): SearchedTexts => ({
+  title: row.title,
+  description: row.description,
+  content: row.search_content,
+  context: row.search_context,
+});
