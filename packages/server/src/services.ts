@@ -32,6 +32,7 @@ import { createSigner, type Signer } from './keys/signer.js';
 import { loadSigningKeys, type SigningKeys } from './keys/signing-keys.js';
 import { createScanner } from './scan/scanner.js';
 import { createMarkdownCopies, type MarkdownCopies, type MarkdownCopyOptions } from './serve/markdown-copy.js';
+import { createPreviews, type Previews } from './serve/previews.js';
 import { createRawCache, type RawCache } from './serve/raw-cache.js';
 import { createFileLoader, createRawLoader, type FileLoader, type RawLoader } from './serve/raw-loader.js';
 
@@ -100,6 +101,8 @@ export interface Services {
   readonly readableCopies: MarkdownCopies;
   /** A version's files by slug or content label, version and path, through the raw cache. */
   readonly loadFile: FileLoader;
+  /** Versions' preview images: stored screenshots, else title cards (docs/api.md, "Previews and embeds"). */
+  readonly previews: Previews;
   /** Writes every coalesced counter now (token last use, view counts). */
   flushCounters(): Promise<void>;
   /**
@@ -185,6 +188,7 @@ export function createServices(options: ServiceOptions): Services {
     loadRaw: createRawLoader(rawCache, (ref, version) => findRawDocument(store, ref, version), serveOptions),
     loadFile: createFileLoader(rawCache, (ref, version, path) => findRawFile(store, ref, version, path), serveOptions),
     readableCopies: createMarkdownCopies(options.markdown),
+    previews: createPreviews({ store, baseUrl: config.baseUrl }),
     async flushCounters() {
       await Promise.all([tokenUses.flush(), views.flush()]);
     },

@@ -24,6 +24,7 @@ import { historyRoutes } from './routes/history.js';
 import { mcpRoutes } from './routes/mcp.js';
 import { oauthRoutes } from './routes/oauth.js';
 import { oauthApprovalRoutes } from './routes/oauth-approval.js';
+import { previewRoutes } from './routes/previews.js';
 import { prototypeRoutes } from './routes/prototypes.js';
 import { publicRoutes } from './routes/public.js';
 import { statsRoutes } from './routes/stats.js';
@@ -207,6 +208,7 @@ async function registerRoutes(app: TypedApp, services: Services): Promise<void> 
     readableCopies: services.readableCopies,
     viewerComments: { comments: services.comments, sessions, identity, view: services.publicView },
   });
+  await app.register(previewRoutes, { config, view: services.publicView, previews: services.previews });
   await app.register(contentHostRoutes, {
     config,
     content: services.contentHosts,

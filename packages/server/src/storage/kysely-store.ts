@@ -13,6 +13,7 @@ import { deviceRequestStore } from './kysely/device-requests.js';
 import { dropStore } from './kysely/drops.js';
 import { idempotencyStore } from './kysely/idempotency.js';
 import { oauthStore } from './kysely/oauth.js';
+import { previewStore } from './kysely/previews.js';
 import { rateWindowStore } from './kysely/rate-windows.js';
 import { settingStore } from './kysely/settings.js';
 import { viewStatsStore } from './kysely/view-stats.js';
@@ -59,5 +60,6 @@ export function createKyselyStore(dialect: Dialect): Store {
     ...idempotencyStore(db),
     ...oauthStore(db),
     ...warningStore(db),
+    ...previewStore(db),
   };
 }
