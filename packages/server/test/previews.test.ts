@@ -5,6 +5,7 @@
  */
 import type { Kysely } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadConfig } from '../src/config.js';
 import { bodyHash } from '../src/storage/bodies.js';
 import { openAtMigration } from './databases.js';
 import { createHarness, createTestClock, type Harness, page } from './helpers.js';
@@ -337,5 +338,17 @@ describe('GET /p/<slug>/embed', () => {
     expect(embed.text).toContain('Protected drop');
     expect(embed.text).not.toContain('Hidden title');
     expect(embed.text).not.toContain('/raw');
+  });
+});
+
+describe('HTMLDROP_CHROMIUM', () => {
+  it('is an absolute path, or unset', () => {
+    expect(loadConfig({}).chromium).toBeUndefined();
+    expect(loadConfig({ HTMLDROP_CHROMIUM: ' /usr/bin/chromium ' }).chromium).toBe('/usr/bin/chromium');
+    expect(() => loadConfig({ HTMLDROP_CHROMIUM: 'chromium' })).toThrow(/HTMLDROP_CHROMIUM/);
+  });
+
+  it('unset, no screenshot queue: the title card is the preview', () => {
+    expect(h.services.screenshots).toBeUndefined();
   });
 });

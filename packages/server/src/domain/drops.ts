@@ -37,6 +37,11 @@ import {
  */
 export interface DropChangeListener {
   dropChanged(slug: string): Promise<void>;
+  /**
+   * Told, without waiting, that a version was published (a create, a new version, a restore): its preview is asked
+   * for, to be made after the write's answer (docs/api.md, "Previews and embeds"). Optional.
+   */
+  versionPublished?(slug: string, version: number): void;
 }
 
 export interface DropDeps {
@@ -182,6 +187,7 @@ export async function createDrop(
       details: { max_drops: deps.limits.maxDropsPerAccount },
     });
   }
+  deps.listener.versionPublished?.(created.slug, created.latestVersion);
   return { ...created, warnings };
 }
 
@@ -279,6 +285,7 @@ async function appendChecked(
     });
   }
   await deps.listener.dropChanged(slug);
+  deps.listener.versionPublished?.(slug, result.latestVersion);
   return { ...result, warnings };
 }
 

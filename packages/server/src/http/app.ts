@@ -64,6 +64,8 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
   });
   // After the last request: the readable copy's worker, if one runs, is terminated.
   app.addHook('onClose', () => services.readableCopies.close());
+  // The screenshot browser, if one runs, is closed.
+  app.addHook('onClose', async () => services.screenshots?.close());
   return app as unknown as App;
 }
 
