@@ -21,6 +21,7 @@ const HTTP_SUITES = [
   'markdown',
   'mcp-oauth-tokens',
   'mcp-remote',
+  'previews',
   'public',
   'visibility',
   'raw-socket',

@@ -28,8 +28,9 @@ await build({
   format: 'esm',
   platform: 'node',
   target: 'node20',
-  // Native code, and an optional native driver pg asks for inside a try.
-  external: ['better-sqlite3', 'pg-native'],
+  // Native code, an optional native driver pg asks for inside a try, and the previews' renderers (native resvg; the
+  // browser driver, which finds its own files beside it).
+  external: ['better-sqlite3', 'pg-native', '@resvg/resvg-js', 'playwright-core'],
   // Bundled CommonJS packages call require() for Node's own modules.
   banner: {
     js: "import { createRequire as __createRequire } from 'node:module';\nconst require = __createRequire(import.meta.url);",

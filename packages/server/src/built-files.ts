@@ -29,3 +29,9 @@ export function builtFile(relative: string): URL {
   root ??= findPackageRoot();
   return new URL(`dist/${relative}`, root);
 }
+
+/** A file shipped with the package outside `dist/`, e.g. `packageFile('assets/fonts/DejaVuSans.ttf')`. */
+export function packageFile(relative: string): URL {
+  root ??= findPackageRoot();
+  return new URL(relative, root);
+}

@@ -137,6 +137,11 @@ export interface Config {
    * `warn` (default) answers it with the write, and a request may ask for `block`; `block` refuses every such write.
    */
   readonly scan: 'warn' | 'block';
+  /**
+   * HTMLDROP_CHROMIUM: the path of a Chromium executable for the previews' screenshots (docs/api.md, "Previews and
+   * embeds"); unset: previews are title cards only.
+   */
+  readonly chromium: string | undefined;
 }
 
 export const DEFAULT_LIMITS: Limits = Object.freeze({
@@ -194,6 +199,14 @@ function readFlag(env: Env, name: string): boolean {
 function readScanMode(env: Env): 'warn' | 'block' {
   const raw = env.HTMLDROP_SCAN?.trim().toLowerCase() || 'warn';
   if (raw !== 'warn' && raw !== 'block') throw new ConfigError(`HTMLDROP_SCAN must be warn or block, got "${raw}"`);
+  return raw;
+}
+
+/** HTMLDROP_CHROMIUM: an absolute path, or unset. Whether it runs is found at the first screenshot (and logged). */
+function readChromium(env: Env): string | undefined {
+  const raw = env.HTMLDROP_CHROMIUM?.trim();
+  if (raw === undefined || raw === '') return undefined;
+  if (!raw.startsWith('/')) throw new ConfigError(`HTMLDROP_CHROMIUM must be an absolute path, got "${raw}"`);
   return raw;
 }
 
@@ -420,5 +433,6 @@ export function loadConfig(env: Env = process.env): Config {
     secret: readSecret(env, 'HTMLDROP_SECRET'),
     previousSecret: readSecret(env, 'HTMLDROP_SECRET_PREVIOUS'),
     scan: readScanMode(env),
+    chromium: readChromium(env),
   });
 }

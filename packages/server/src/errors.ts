@@ -62,6 +62,8 @@ export const ERROR_STATUS = {
   request_timeout: 408,
   /** The readable copy only: too many documents wait for the Markdown converter; retry after `Retry-After`. */
   busy: 503,
+  /** `GET /oembed` with a `format` other than `json` (oEmbed 1.0, section 2.3.4: 501 Not Implemented). */
+  unsupported_format: 501,
   /** Pages only (/p/ raw): the drop is locked and the request holds no capability. */
   locked: 401,
   /** Pages only (the passcode gate): the passcode is wrong. */
@@ -127,6 +129,7 @@ const DEFAULT_MESSAGES: Record<ErrorCode, string> = {
   headers_too_large: 'The request headers are too large.',
   request_timeout: 'The request was not received in time.',
   busy: 'Too many documents are waiting to be converted; retry after Retry-After seconds.',
+  unsupported_format: 'Only format=json is answered.',
   locked: 'This drop is locked: open it in the viewer and enter its passcode.',
   wrong_passcode: 'The passcode is not right.',
   not_on_list: 'The signed-in person is not among those this drop is shared with.',

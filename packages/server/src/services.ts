@@ -39,6 +39,7 @@ import { createSigner, type Signer } from './keys/signer.js';
 import { loadSigningKeys, type SigningKeys } from './keys/signing-keys.js';
 import { createScanner } from './scan/scanner.js';
 import { createMarkdownCopies, type MarkdownCopies, type MarkdownCopyOptions } from './serve/markdown-copy.js';
+import { createPreviews, type Previews } from './serve/previews.js';
 import { createRawCache, type RawCache } from './serve/raw-cache.js';
 import { createFileLoader, createRawLoader, type FileLoader, type RawLoader } from './serve/raw-loader.js';
 import { createWebhookSender } from './webhooks/sender.js';
@@ -50,6 +51,8 @@ const DELIVERIES_RETENTION_MS = 7 * 24 * 3600_000;
 /** Every address of a name (DNS, as the system resolves it). */
 const resolveAll: Resolve = async (hostname) =>
   (await dns.lookup(hostname, { all: true, verbatim: true })).map((a) => a.address);
+
+import { createScreenshots, type ScreenshotOptions, type Screenshots } from './serve/screenshots.js';
 
 export interface ServiceOptions {
   readonly config: Config;
@@ -74,6 +77,8 @@ export interface ServiceOptions {
   readonly webhookBackoffMs?: readonly number[];
   /** How often the delivery worker looks for due deliveries; every second by default. */
   readonly webhookPollMs?: number;
+  /** The screenshot queue's bounds (tests shrink them); serve/screenshots.ts's defaults otherwise. */
+  readonly screenshots?: Pick<ScreenshotOptions, 'timeoutMs' | 'maxPending' | 'idleMs'>;
 }
 
 /** Where the service layer reports what no request answers for (the app's logger). */
@@ -134,6 +139,13 @@ export interface Services {
   readonly readableCopies: MarkdownCopies;
   /** A version's files by slug or content label, version and path, through the raw cache. */
   readonly loadFile: FileLoader;
+  /** Versions' preview images: stored screenshots, else title cards (docs/api.md, "Previews and embeds"). */
+  readonly previews: Previews;
+  /**
+   * The screenshot queue and its one browser (HTMLDROP_CHROMIUM), asked after every change of a drop; undefined
+   * without a browser. The app closes it.
+   */
+  readonly screenshots: Screenshots | undefined;
   /** Writes every coalesced counter now (token last use, view counts). */
   flushCounters(): Promise<void>;
   /**
@@ -162,8 +174,14 @@ export function createServices(options: ServiceOptions): Services {
   const capabilities = createCapabilities(keys.capability, clock, config.capabilityTtlMs);
   const random = options.random === undefined ? {} : { random: options.random };
   let reportPublishFailure: (error: unknown, slug: string) => void = () => undefined;
-  // Invalidate here at once, and tell the other instances (their raw caches must not serve the old document).
+  let serviceLog: ServiceLog | undefined;
+  let screenshots: Screenshots | undefined;
+  // Invalidate here at once, and tell the other instances (their raw caches must not serve the old document). A
+  // new version's screenshot is asked for, to be made after the write's answer (serve/screenshots.ts).
   const listener: DropChangeListener = {
+    versionPublished(slug, version) {
+      screenshots?.request(slug, version);
+    },
     async dropChanged(slug) {
       rawCache.invalidate(slug);
       try {
@@ -211,6 +229,26 @@ export function createServices(options: ServiceOptions): Services {
   const scan = { scanner: options.scanner ?? createScanner(), mode: config.scan, store };
   const drops: DropDeps = { store, clock, limits, listener, ...random, scan, events };
   const serveOptions = { contentFrameAncestors: contentHosts?.frameAncestors, baseUrl: config.baseUrl };
+  const loadRaw = createRawLoader(rawCache, (ref, version) => findRawDocument(store, ref, version), serveOptions);
+  const loadFile = createFileLoader(
+    rawCache,
+    (ref, version, path) => findRawFile(store, ref, version, path),
+    serveOptions,
+  );
+  screenshots =
+    config.chromium === undefined
+      ? undefined
+      : createScreenshots({
+          chromium: config.chromium,
+          store,
+          loadRaw,
+          loadFile,
+          contentOrigins: contentHosts?.origins,
+          baseUrl: config.baseUrl,
+          clock,
+          log: { warn: (details, message) => serviceLog?.warn(details, message) },
+          ...options.screenshots,
+        });
   return {
     config,
     store,
@@ -254,9 +292,11 @@ export function createServices(options: ServiceOptions): Services {
     accessLog: { store, clock },
     oauth: { store, clock, counter, limits, ...random },
     contentHosts,
-    loadRaw: createRawLoader(rawCache, (ref, version) => findRawDocument(store, ref, version), serveOptions),
-    loadFile: createFileLoader(rawCache, (ref, version, path) => findRawFile(store, ref, version, path), serveOptions),
+    loadRaw,
+    loadFile,
     readableCopies: createMarkdownCopies(options.markdown),
+    previews: createPreviews({ store, baseUrl: config.baseUrl, screenshots }),
+    screenshots,
     async flushCounters() {
       await Promise.all([tokenUses.flush(), views.flush()]);
       await viewed.flush();
@@ -272,6 +312,7 @@ export function createServices(options: ServiceOptions): Services {
       // The write is committed; other instances' caches may lag. Loud in the log, not a failed request.
       reportPublishFailure = (error, slug) => log.error({ err: error, slug }, 'invalidation not published');
       reportEventFailure = (error, slug) => log.error({ err: error, slug }, 'event not recorded');
+      serviceLog = log;
       const cacheReceiver = createCacheReceiver(rawCache, config.cacheMaxAgeWithoutBusMs, log, () => clock.now());
       await bus.subscribe(commentSignal.receiver(live.receiver(cacheReceiver)));
     },

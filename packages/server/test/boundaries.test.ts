@@ -29,7 +29,7 @@ const MAY_IMPORT: Readonly<Record<string, readonly string[]>> = {
 const MAY_USE: Readonly<Record<string, readonly string[]>> = {
   domain: ['diff', 'mime-types'],
   keys: [],
-  serve: ['turndown', 'markdown-it'],
+  serve: ['turndown', 'markdown-it', '@resvg/resvg-js', 'playwright-core'],
   scan: ['@secretlint/secretlint-rule-preset-recommend'],
   webhooks: ['standardwebhooks'],
 };

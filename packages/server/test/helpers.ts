@@ -70,6 +70,8 @@ export interface HarnessOptions {
   readonly env?: Record<string, string>;
   /** The readable copy's converter bounds (timeouts, queue, cache, idle time). */
   readonly markdown?: MarkdownCopyOptions;
+  /** The screenshot queue's bounds (with HTMLDROP_CHROMIUM in `env`). */
+  readonly screenshots?: ServiceOptions['screenshots'];
 }
 
 /** An app on a fresh database of the suite's dialect (TEST_DIALECT: SQLite, or PostgreSQL in its own schema). */
@@ -82,7 +84,8 @@ export async function createHarness(options: HarnessOptions = {}): Promise<Harne
   await store.migrate();
   const clock = options.clock ?? { now: () => Date.now() };
   const markdown = options.markdown === undefined ? {} : { markdown: options.markdown };
-  const { app, services } = await buildTestApp({ config, store, clock, ...markdown });
+  const screenshots = options.screenshots === undefined ? {} : { screenshots: options.screenshots };
+  const { app, services } = await buildTestApp({ config, store, clock, ...markdown, ...screenshots });
   return {
     app,
     services,

@@ -11,7 +11,15 @@ import { describe, expect, it } from 'vitest';
 const SRC = path.resolve(import.meta.dirname, '../src');
 
 /** Packages left out of start-up, each loaded by a dynamic `import()` on first use. */
-const LOADED_ON_FIRST_USE = ['@modelcontextprotocol/sdk', 'express', '@htmldrop/mcp', '@htmldrop/client'];
+const LOADED_ON_FIRST_USE = [
+  '@modelcontextprotocol/sdk',
+  'express',
+  '@htmldrop/mcp',
+  '@htmldrop/client',
+  // Previews (docs/decisions/0038-previews-and-embeds.md): the card's rasteriser and the browser's driver.
+  '@resvg/resvg-js',
+  'playwright-core',
+];
 
 /** The static imports of a file that are kept at run time (not `import type`, not all-`type` named imports). */
 function valueImports(file: string): string[] {
@@ -52,7 +60,7 @@ function packagesAtStart(entry: string): Map<string, string> {
 }
 
 describe('start-up', () => {
-  it('loads neither the MCP SDK, Express nor the MCP tools and client', () => {
+  it("loads neither the MCP SDK, Express, the MCP tools and client, nor the previews' renderers", () => {
     const loaded = packagesAtStart(path.join(SRC, 'main.ts'));
     const early = [...loaded]
       .filter(([specifier]) =>

@@ -42,6 +42,11 @@ import { checkedAllow, checkedVisibility } from './visibility.js';
  */
 export interface DropChangeListener {
   dropChanged(slug: string): Promise<void>;
+  /**
+   * Told, without waiting, that a version was published (a create, a new version, a restore): its preview is asked
+   * for, to be made after the write's answer (docs/api.md, "Previews and embeds"). Optional.
+   */
+  versionPublished?(slug: string, version: number): void;
 }
 
 export interface DropDeps {
@@ -209,6 +214,7 @@ export async function createDrop(
   }
   const data = { title: created.title, version: created.latestVersion };
   await deps.events?.emit({ type: 'drop.created', accountId, slug: created.slug, data, at: now });
+  deps.listener.versionPublished?.(created.slug, created.latestVersion);
   return { ...created, warnings };
 }
 
@@ -325,6 +331,7 @@ async function appendChecked(
   await deps.listener.dropChanged(slug);
   const data = { version: result.latestVersion };
   await deps.events?.emit({ type: 'drop.version_created', accountId: result.accountId, slug, data, at: now });
+  deps.listener.versionPublished?.(slug, result.latestVersion);
   return { ...result, warnings };
 }
 

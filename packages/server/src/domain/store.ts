@@ -632,6 +632,25 @@ export interface WebhookStore {
   purgeDeliveries(before: number): Promise<void>;
 }
 
+/** A version's screenshot, stored as a body (docs/decisions/0038-previews-and-embeds.md). */
+export interface StoredPreview {
+  readonly png: Uint8Array;
+  /** SHA-256 of the PNG's bytes, lowercase hex (its body's address). */
+  readonly sha256: string;
+}
+
+/** Versions' screenshots (domain/previews.ts, serve/previews.ts). */
+export interface PreviewStore {
+  /** The screenshot kept for this version, or undefined when it has none (or is gone). */
+  findPreview(slug: string, version: number): Promise<StoredPreview | undefined>;
+  /**
+   * Keeps a version's screenshot as a stored body (identical bytes stored once, counted like a version's HTML), in
+   * one transaction under the drop's row lock, so that it cannot outlive its version: it goes with its version and
+   * its drop (deleteVersion, deleteDrop). False when nothing was kept: the version is gone or already has one.
+   */
+  keepPreview(slug: string, version: number, png: Uint8Array, now: number): Promise<boolean>;
+}
+
 /** Everything storage/ implements: the intersection of the ports above. */
 export interface Store
   extends StoreLifecycle,
@@ -647,4 +666,5 @@ export interface Store
     OAuthStore,
     WarningStore,
     AccessStore,
-    WebhookStore {}
+    WebhookStore,
+    PreviewStore {}

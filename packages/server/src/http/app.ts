@@ -26,6 +26,7 @@ import { historyRoutes } from './routes/history.js';
 import { mcpRoutes } from './routes/mcp.js';
 import { oauthRoutes } from './routes/oauth.js';
 import { oauthApprovalRoutes } from './routes/oauth-approval.js';
+import { previewRoutes } from './routes/previews.js';
 import { prototypeRoutes } from './routes/prototypes.js';
 import { publicRoutes } from './routes/public.js';
 import { statsRoutes } from './routes/stats.js';
@@ -70,6 +71,8 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
   });
   // After the last request: the readable copy's worker, if one runs, is terminated.
   app.addHook('onClose', () => services.readableCopies.close());
+  // The screenshot browser, if one runs, is closed.
+  app.addHook('onClose', async () => services.screenshots?.close());
   return app as unknown as App;
 }
 
@@ -222,6 +225,7 @@ async function registerRoutes(app: TypedApp, services: Services, options: AppOpt
     maxStreams: config.maxEventStreams,
     ...(options.eventKeepAliveMs === undefined ? {} : { keepAliveMs: options.eventKeepAliveMs }),
   });
+  await app.register(previewRoutes, { config, view: services.publicView, previews: services.previews });
   await app.register(contentHostRoutes, {
     config,
     content: services.contentHosts,

@@ -14,6 +14,7 @@ import { deviceRequestStore } from './kysely/device-requests.js';
 import { dropStore } from './kysely/drops.js';
 import { idempotencyStore } from './kysely/idempotency.js';
 import { oauthStore } from './kysely/oauth.js';
+import { previewStore } from './kysely/previews.js';
 import { rateWindowStore } from './kysely/rate-windows.js';
 import { settingStore } from './kysely/settings.js';
 import { viewStatsStore } from './kysely/view-stats.js';
@@ -63,5 +64,6 @@ export function createKyselyStore(dialect: Dialect): Store {
     ...webhookStore(db),
     ...warningStore(db),
     ...accessStore(db),
+    ...previewStore(db),
   };
 }

@@ -24,6 +24,7 @@ const TABLES = [
   { name: 'versions', key: ['slug', 'version'] },
   { name: 'version_warnings', key: ['slug', 'version'] },
   { name: 'version_files', key: ['slug', 'version', 'path'] },
+  { name: 'version_previews', key: ['slug', 'version'] },
   { name: 'drop_views', key: ['slug'] },
   { name: 'drop_viewers', key: ['slug', 'viewer'] },
   { name: 'version_views', key: ['slug', 'version'] },

@@ -122,6 +122,18 @@ export interface VersionFilesTable {
   content_type: string;
 }
 
+/**
+ * A version's screenshot (migration 0018; docs/decisions/0038-previews-and-embeds.md): a stored body holding the PNG,
+ * as a version's HTML and files are.
+ */
+export interface VersionPreviewsTable {
+  slug: string;
+  version: number;
+  /** The stored body (bodies.hash): the SHA-256 of the PNG's bytes. */
+  body_hash: string;
+  created_at: number;
+}
+
 /** A client that registered itself (RFC 7591; migration 0009). Public: no secret is kept. */
 export interface OAuthClientsTable {
   id: string;
@@ -336,6 +348,7 @@ export interface Database {
   version_files: VersionFilesTable;
   recipient_links: RecipientLinksTable;
   access_log: AccessLogTable;
+  version_previews: VersionPreviewsTable;
   bodies: BodiesTable;
   rate_windows: RateWindowsTable;
   oauth_clients: OAuthClientsTable;

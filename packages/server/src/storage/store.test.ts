@@ -31,7 +31,7 @@ for (const dialect of DIALECTS) {
         'u_ann0000000000000',
         T0,
       );
-      raw = await openAtMigration(database, '0017-search-index');
+      raw = await openAtMigration(database, '0018-version-previews');
     });
     afterAll(async () => {
       await raw.destroy();

@@ -3,6 +3,8 @@ import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadConfig } from '../../src/config.js';
+import { openStore } from '../../src/storage/index.js';
 import { createTestDatabase, type TestDatabase } from '../databases.js';
 import { page, tempDir } from '../helpers.js';
 import { runCli, startServer } from '../process.js';
@@ -65,6 +67,11 @@ describe('migrate-data', () => {
     await fetch(`${before.baseUrl}/p/${slugs[1]}`);
     const filesBefore = await (await call(before.baseUrl, token, 'GET', `/api/drops/${slugs[1]}/v/1`)).json();
     await before.stop();
+    // A version's screenshot (docs/decisions/0038-previews-and-embeds.md): its row and its body move with it.
+    const shot = Buffer.concat([Buffer.from('89504e470d0a1a0a', 'hex'), randomBytes(2000)]);
+    const store = await openStore(loadConfig(env));
+    expect(await store.keepPreview(slugs[1] as string, 1, shot, Date.now())).toBe(true);
+    await store.close();
     const listBefore = await (async () => {
       const again = await startServer(env);
       const list = await (await call(again.baseUrl, token, 'GET', '/api/drops?sortOrder=asc')).json();
@@ -82,6 +89,7 @@ describe('migrate-data', () => {
     expect(migrated.stderr).toContain('verified version_files: 2 rows');
     expect(migrated.stderr).toContain('verified webhooks: 1 rows');
     expect(migrated.stderr).toContain('indexed 3 drops for search');
+    expect(migrated.stderr).toContain('verified version_previews: 1 rows');
     expect(migrated.stdout).toMatch(/migrated and verified \d+ rows/);
 
     const after = await startServer({
@@ -103,6 +111,9 @@ describe('migrate-data', () => {
       const filesAfter = await (await call(after.baseUrl, token, 'GET', `/api/drops/${slugs[1]}/v/1`)).json();
       expect((filesAfter as { files: unknown[] }).files).toHaveLength(2);
       expect(filesAfter).toEqual(filesBefore);
+      const preview = await fetch(`${after.baseUrl}/p/${slugs[1]}/preview.png?v=1`);
+      expect(preview.headers.get('x-preview')).toBe('screenshot');
+      expect(Buffer.from(await preview.arrayBuffer()).equals(shot)).toBe(true);
       const feedback = (await (await call(after.baseUrl, token, 'GET', `/api/drops/${slugs[0]}/comments`)).json()) as {
         data: Array<{ body: string }>;
       };

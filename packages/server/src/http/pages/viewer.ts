@@ -35,12 +35,39 @@ export interface ViewerModel {
   rawUrl: string;
   /** Absolute {base_url}/p/<slug>, for og:url and <link rel=canonical>. */
   canonicalUrl: string;
+  /** Link cards (docs/api.md, "Previews and embeds"): absolute URLs of the version's image and oEmbed answer. */
+  card?: LinkCard;
   /** CSP nonce for the inline script (and style). */
   nonce: string;
   /** The comments panel; absent when comments are off and there are none to show. */
   comments?: ViewerComments;
   /** The URL named a version (`?v=`): a newer one is announced, not followed (docs/api.md, "Live pages"). */
   pinned?: boolean;
+}
+
+/** What a link card of a page is made of (docs/api.md, "Previews and embeds"). */
+export interface LinkCard {
+  /** Absolute URL of the 1200x630 preview image. */
+  readonly imageUrl: string;
+  /** Absolute URL of the oEmbed answer for the page; absent where none is given (a locked drop). */
+  readonly oembedUrl?: string;
+}
+
+/** The Open Graph and Twitter image tags of a link card, and the oEmbed discovery link. */
+function linkCardTags(card: LinkCard | undefined, title: string): string {
+  if (card === undefined) return '';
+  const image = escapeHtml(card.imageUrl);
+  return [
+    `<meta property="og:image" content="${image}">`,
+    '<meta property="og:image:type" content="image/png">',
+    '<meta property="og:image:width" content="1200">',
+    '<meta property="og:image:height" content="630">',
+    '<meta name="twitter:card" content="summary_large_image">',
+    `<meta name="twitter:image" content="${image}">`,
+    card.oembedUrl === undefined
+      ? ''
+      : `<link rel="alternate" type="application/json+oembed" href="${escapeHtml(card.oembedUrl)}" title="${escapeHtml(title)}">`,
+  ].join('');
 }
 
 /** One comment as the panel shows it. */
@@ -96,6 +123,8 @@ export interface GateModel {
   /** With 'rate_limited': seconds until another attempt is accepted. */
   retryAfterSeconds?: number;
   nonce: string;
+  /** The protected drop's link card: the generic image, nothing of the drop (docs/api.md, "Previews and embeds"). */
+  card?: LinkCard;
 }
 
 /** The sandbox attribute of the drop iframe on the raw path: never allow-same-origin (docs/api.md 4.6; docs/decisions/0008-opaque-origin-sandbox-for-untrusted-html.md). */
@@ -420,7 +449,7 @@ export function renderViewer(model: ViewerModel): string {
     '<meta property="og:type" content="website">',
     `<meta property="og:url" content="${canonical}">`,
     '<meta property="og:site_name" content="htmldrop">',
-    '<meta name="twitter:card" content="summary">',
+    model.card === undefined ? '<meta name="twitter:card" content="summary">' : linkCardTags(model.card, title),
     `<link rel="canonical" href="${canonical}">`,
     // Without JS the toggle cannot work: show the context openly instead.
     hasContext || comments !== undefined
@@ -495,7 +524,63 @@ export function renderGate(model: GateModel): string {
     .filter((a) => a !== '')
     .join(' ');
   const body = `<main class="card"><div class="lock">${ICON_LOCK}</div><h1>This drop is protected</h1><p class="lead">Enter the passcode you were given.</p>${error}<form method="post" action="${escapeHtml(model.action)}"><label for="passcode">Passcode</label><input ${inputAttrs}><button type="submit" id="unlock"${limited ? ' disabled' : ''}>Unlock</button></form></main><p class="foot"><span class="mark" aria-hidden="true"></span>htmldrop</p>`;
-  return `<!doctype html><html lang="en"><head>${headHtml({ title: 'Protected drop · htmldrop', nonce: model.nonce, style: GATE_STYLE, extra: '<meta name="robots" content="noindex">' })}</head><body>${body}</body></html>`;
+  return `<!doctype html><html lang="en"><head>${headHtml({ title: 'Protected drop · htmldrop', nonce: model.nonce, style: GATE_STYLE, extra: `<meta name="robots" content="noindex">${gateCardTags(model.card)}` })}</head><body>${body}</body></html>`;
+}
+
+/** A protected drop's link card: a generic title, description and image, the same for every locked drop. */
+function gateCardTags(card: LinkCard | undefined): string {
+  if (card === undefined) return '';
+  return [
+    '<meta property="og:title" content="Protected drop">',
+    '<meta property="og:description" content="This drop is protected: open the link to see it.">',
+    '<meta property="og:site_name" content="htmldrop">',
+    linkCardTags(card, 'Protected drop'),
+  ].join('');
+}
+
+export interface EmbedModel {
+  readonly title: string;
+  readonly version: number;
+  /** The drop's frame, as the viewer's (`ViewerModel.frameSrc`, `frameOrigin`, `renewTicket`). */
+  readonly frameSrc: string;
+  readonly frameOrigin?: string;
+  readonly renewTicket?: boolean;
+  /** Absolute URL of the viewer, opened in a new tab from the embed's corner link. */
+  readonly viewerUrl: string;
+  readonly nonce: string;
+}
+
+const EMBED_STYLE = `body{height:100vh;height:100dvh;overflow:hidden;position:relative}
+#drop{height:100%}
+.frame{display:block;border:0;width:100%;height:100%;background:#fff}
+svg{width:14px;height:14px;fill:none;stroke:currentColor;stroke-width:2;stroke-linecap:round;stroke-linejoin:round;flex:none}
+.open{position:absolute;right:8px;bottom:8px;display:inline-flex;align-items:center;gap:6px;padding:4px 10px;
+border-radius:999px;background:var(--card);color:var(--fg);border:1px solid var(--line);box-shadow:var(--shadow);
+text-decoration:none;font-size:12px;max-width:calc(100% - 16px);overflow:hidden;text-overflow:ellipsis;white-space:nowrap}
+.card{height:100%;display:flex;flex-direction:column;align-items:center;justify-content:center;gap:8px;padding:16px;text-align:center}
+.card svg{width:40px;height:40px;color:var(--muted)}
+.card h1{font-size:18px;margin:0}
+.card p{margin:0;color:var(--fg2)}`;
+
+/**
+ * The chrome-less embed of a drop (docs/api.md, "Previews and embeds"): the drop's frame filling the page and a
+ * small link to the viewer, for the iframe an oEmbed answer hands out. Framed only where the viewer may be.
+ */
+export function renderEmbed(model: EmbedModel): string {
+  const title = model.title.trim() === '' ? 'Untitled drop' : model.title;
+  const t = escapeHtml(title);
+  const sandbox = model.frameOrigin === undefined ? IFRAME_SANDBOX : IFRAME_SANDBOX_OWN_ORIGIN;
+  const frame = `<iframe class="frame" id="drop-frame" src="${escapeHtml(model.frameSrc)}" title="${t}" sandbox="${sandbox}" referrerpolicy="no-referrer" loading="eager"></iframe>`;
+  const open = `<a class="open" id="open-viewer" href="${escapeHtml(model.viewerUrl)}" target="_blank" rel="noopener noreferrer">${t} · v${model.version} · htmldrop${ICON_EXTERNAL}</a>`;
+  const renew = model.renewTicket === true && model.frameOrigin !== undefined ? renewScript(model.frameOrigin) : '';
+  const script = renew === '' ? '' : `<script nonce="${escapeHtml(model.nonce)}">${renew}</script>`;
+  return `<!doctype html><html lang="en"><head>${headHtml({ title: `${title} · htmldrop`, nonce: model.nonce, style: EMBED_STYLE, extra: '<meta name="robots" content="noindex">' })}</head><body><main id="drop">${frame}</main>${open}${script}</body></html>`;
+}
+
+/** The embed of a drop the visitor cannot open here: a link to open it in the viewer, nothing of the drop. */
+export function renderProtectedEmbed(model: { readonly viewerUrl: string; readonly nonce: string }): string {
+  const body = `<main class="card"><div>${ICON_LOCK}</div><h1>Protected drop</h1><p><a href="${escapeHtml(model.viewerUrl)}" target="_blank" rel="noopener noreferrer">Open it on htmldrop</a> and enter its passcode to see it.</p></main>`;
+  return `<!doctype html><html lang="en"><head>${headHtml({ title: 'Protected drop · htmldrop', nonce: model.nonce, style: EMBED_STYLE, extra: '<meta name="robots" content="noindex">' })}</head><body>${body}</body></html>`;
 }
 
 /**

@@ -46,7 +46,14 @@ import {
   passcodeRequiredPage,
   versionNotFoundPage,
 } from '../pages/layout.js';
-import { renderAccessRefused, renderGate, renderViewer } from '../pages/viewer.js';
+import {
+  type LinkCard,
+  renderAccessRefused,
+  renderEmbed,
+  renderGate,
+  renderProtectedEmbed,
+  renderViewer,
+} from '../pages/viewer.js';
 import type { TypedApp } from '../typed-app.js';
 import { type SessionPayload, WEB_SESSION, type WebSessions } from '../web-session.js';
 import {
@@ -213,6 +220,7 @@ export async function publicRoutes(app: TypedApp, deps: PublicRouteDeps): Promis
   registerRawRoute(app, routes);
   registerRawFolderRoute(app, routes);
   registerViewerRoute(app, routes);
+  registerEmbedRoute(app, routes);
   registerReadableCopyRoute(app, routes);
   registerUnlockRoute(app, routes);
   registerViewerCommentPost(app, deps.viewerComments, new URL(deps.config.baseUrl).origin);
@@ -318,7 +326,8 @@ function registerViewerRoute(app: TypedApp, routes: PublicRoutes): void {
         const nonce = routes.pageNonce(reply);
         // No byte of the drop, not even its title or whether a version exists, before the passcode.
         const versionQuery = typeof requested === 'number' ? `?v=${requested}` : '';
-        const gate = renderGate({ slug, action: `/p/${slug}/unlock${versionQuery}`, error: null, nonce });
+        const card = linkCardOf(config.baseUrl, slug, undefined, undefined);
+        const gate = renderGate({ slug, action: `/p/${slug}/unlock${versionQuery}`, error: null, nonce, card });
         return showPage(reply, gate, PRIVATE);
       }
       if (page.kind === 'version_not_found') {
@@ -342,19 +351,7 @@ function registerViewerRoute(app: TypedApp, routes: PublicRoutes): void {
           }),
         );
       }
-      // The version's folder (docs/api.md, "Many files in one drop"), where its document's relative URLs reach its
-      // own files; a version without files keeps the Raw link of section 4.6.
-      const folder = `/v/${shown.version}/`;
-      const rawUrl = shown.hasFiles ? `/p/${slug}/raw${folder}` : `/p/${slug}/raw?v=${shown.version}`;
-      // The drop's own origin when one is configured (storage works there), else the raw path's opaque origin.
-      const frameOrigin = drop.contentLabel === null ? undefined : own?.originOf(drop.contentLabel);
-      // A locked drop's iframe carries a grant first in its path (a short-lived ticket on a content host), so the
-      // document and every file it loads open inside the viewer whatever the browser's cookie policy for frames. The
-      // Raw link does not: it opens in a tab of this browser, where the capability cookie (path /p/<slug>) opens it,
-      // and a copied link does not hand out access.
-      const grant = frameCapability === undefined ? '' : `/~${encodeURIComponent(frameCapability)}`;
-      const frameSrc =
-        frameOrigin === undefined ? `/p/${slug}/raw${grant}${folder}` : `${frameOrigin}${grant}${folder}`;
+      const { rawUrl, frameOrigin, frameSrc } = frameOfVersion(routes, drop, shown, frameCapability);
       const nonce = routes.pageNonce(reply, frameOrigin);
       const shownAsked = typeof requested === 'number' ? requested : undefined;
       const before = commentsBefore((request.query as Query).comments_before);
@@ -373,6 +370,7 @@ function registerViewerRoute(app: TypedApp, routes: PublicRoutes): void {
         renewTicket: frameOrigin !== undefined && frameCapability !== undefined,
         rawUrl,
         canonicalUrl: `${config.baseUrl}/p/${slug}`,
+        card: linkCardOf(config.baseUrl, slug, shown.version, drop.locked ? undefined : { asked: shownAsked }),
         nonce,
         ...(panel === undefined ? {} : { comments: panel }),
         pinned: shownAsked !== undefined,
@@ -386,6 +384,95 @@ function registerViewerRoute(app: TypedApp, routes: PublicRoutes): void {
       // Not cached by shared caches, so every render reaches the view count; a gated drop's by no cache at all.
       const gated = drop.locked || drop.visibility !== 'public' || admitted.linkId !== undefined;
       return showPage(reply, html, gated ? PRIVATE : { cacheControl: 'no-cache' });
+    },
+  });
+}
+
+/**
+ * Where a version's frame shows it, for the viewer and the embed: the version's folder (docs/api.md, "Many files in
+ * one drop"), where its document's relative URLs reach its own files, on the drop's own origin when one is
+ * configured (storage works there), else on the raw path's opaque origin. A locked drop's iframe carries a grant
+ * first in its path (a short-lived ticket on a content host), so the document and every file it loads open inside
+ * the frame whatever the browser's cookie policy for frames. The Raw link does not: it opens in a tab of this
+ * browser, where the capability cookie (path /p/<slug>) opens it, and a copied link does not hand out access; a
+ * version without files keeps the Raw link of section 4.6.
+ */
+function frameOfVersion(
+  routes: PublicRoutes,
+  drop: DropRecord,
+  shown: { readonly version: number; readonly hasFiles: boolean },
+  frameCapability: string | undefined,
+): { rawUrl: string; frameOrigin: string | undefined; frameSrc: string } {
+  const { slug } = drop;
+  const folder = `/v/${shown.version}/`;
+  const rawUrl = shown.hasFiles ? `/p/${slug}/raw${folder}` : `/p/${slug}/raw?v=${shown.version}`;
+  const own = routes.contentHosts?.origins;
+  const frameOrigin = drop.contentLabel === null ? undefined : own?.originOf(drop.contentLabel);
+  const grant = frameCapability === undefined ? '' : `/~${encodeURIComponent(frameCapability)}`;
+  const frameSrc = frameOrigin === undefined ? `/p/${slug}/raw${grant}${folder}` : `${frameOrigin}${grant}${folder}`;
+  return { rawUrl, frameOrigin, frameSrc };
+}
+
+/**
+ * A page's link card (docs/api.md, "Previews and embeds"): the version's image (the generic protected card for a
+ * visitor who cannot open the drop), and the oEmbed answer of an open drop.
+ */
+function linkCardOf(
+  baseUrl: string,
+  slug: string,
+  image: number | undefined,
+  oembed: { readonly asked: number | undefined } | undefined,
+): LinkCard {
+  const imageUrl = `${baseUrl}/p/${slug}/preview.png${image === undefined ? '' : `?v=${image}`}`;
+  if (oembed === undefined) return { imageUrl };
+  // The page's own URL: the latest stays the latest in an embed; a pinned version stays pinned.
+  const viewer = `${baseUrl}/p/${slug}${oembed.asked === undefined ? '' : `?v=${oembed.asked}`}`;
+  return { imageUrl, oembedUrl: `${baseUrl}/oembed?url=${encodeURIComponent(viewer)}&format=json` };
+}
+
+/** `/p/<slug>/embed[?v=<n>]`: the chrome-less embed of the viewer (docs/api.md, "Previews and embeds"). */
+function registerEmbedRoute(app: TypedApp, routes: PublicRoutes): void {
+  const { config, renders } = routes;
+  app.route({
+    method: ['GET', 'HEAD'],
+    url: '/p/:slug/embed',
+    schema: { hide: true },
+    handler: async (request, reply) => {
+      const { slug } = request.params as Params;
+      if (!isValidSlug(slug)) return refusePage(reply, 'not_found', NOT_FOUND_PAGE);
+      const requested = requestedVersion((request.query as Query).v);
+      const own = routes.contentHosts?.origins;
+      const access = { capability: cookieValue(request.headers.cookie, CAPABILITY_COOKIE), authorization: undefined };
+      const frameOf = (d: DropRecord) => (own === undefined || d.contentLabel === null ? 'raw' : 'own-origin');
+      const page = await findViewerPage(routes.view, slug, requested, access, frameOf);
+      const versionQuery = typeof requested === 'number' ? `?v=${requested}` : '';
+      const viewerUrl = `${config.baseUrl}/p/${slug}${versionQuery}`;
+      if (page.kind === 'not_found' || page.kind === 'version_not_found') {
+        return refusePage(reply, page.kind, NOT_FOUND_PAGE);
+      }
+      if (page.kind === 'expired') return refusePage(reply, 'expired', EXPIRED_PAGE);
+      if (page.kind !== 'visible') {
+        // Nothing of the drop: a link to open it in the viewer, where its gate is.
+        const nonce = routes.pageNonce(reply);
+        return showPage(reply, renderProtectedEmbed({ viewerUrl, nonce }), PRIVATE);
+      }
+      const { drop, shown, frameCapability } = page;
+      const { frameOrigin, frameSrc } = frameOfVersion(routes, drop, shown, frameCapability);
+      const nonce = routes.pageNonce(reply, frameOrigin);
+      const html = renderEmbed({
+        title: drop.title,
+        version: shown.version,
+        frameSrc,
+        ...(frameOrigin === undefined ? {} : { frameOrigin }),
+        renewTicket: frameOrigin !== undefined && frameCapability !== undefined,
+        viewerUrl,
+        nonce,
+      });
+      // A render of the drop, as the viewer's.
+      if (request.method === 'GET') {
+        countRender(renders, slug, shown.version, request.ip, request.headers['user-agent'] ?? '');
+      }
+      return showPage(reply, html, drop.locked ? PRIVATE : { cacheControl: 'no-cache' });
     },
   });
 }

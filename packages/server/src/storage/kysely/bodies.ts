@@ -89,7 +89,7 @@ export async function releaseBodies(trx: Transaction<Database>, uses: ReadonlyMa
 }
 
 /**
- * Deletes the versions of `slug` (all of them, or only `version`) with their files, and returns how many of those
+ * Deletes the versions of `slug` (all of them, or only `version`) with their files and previews, and returns how many of those
  * rows used each body, for releaseBodies. The caller holds the drop's row, so no version of it can be added meanwhile.
  */
 export async function deleteVersionRows(
@@ -97,16 +97,19 @@ export async function deleteVersionRows(
   slug: string,
   version?: number,
 ): Promise<Map<string, number>> {
-  // The files first: the foreign key would otherwise delete them with their version, uncounted.
+  // The files and previews first: the foreign keys would otherwise delete them with their version, uncounted.
   let files = trx.deleteFrom('version_files').where('slug', '=', slug);
+  let previews = trx.deleteFrom('version_previews').where('slug', '=', slug);
   let versions = trx.deleteFrom('versions').where('slug', '=', slug);
   if (version !== undefined) {
     files = files.where('version', '=', version);
+    previews = previews.where('version', '=', version);
     versions = versions.where('version', '=', version);
   }
   const uses = new Map<string, number>();
   const count = (hash: string) => uses.set(hash, (uses.get(hash) ?? 0) + 1);
   for (const row of await files.returning('body_hash').execute()) count(row.body_hash);
+  for (const row of await previews.returning('body_hash').execute()) count(row.body_hash);
   const deleted = await versions.returning('body_hash').execute();
   for (const row of deleted) count(row.body_hash);
   // No version deleted: nothing is (its files could not exist without it).

@@ -16,6 +16,7 @@ import { versionWarnings } from './0014-version-warnings.js';
 import { visibility } from './0015-visibility.js';
 import { webhooks } from './0016-webhooks.js';
 import { searchIndex } from './0017-search-index.js';
+import { versionPreviews } from './0018-version-previews.js';
 
 /** Ordered migrations. Names sort in application order; never rename or edit a released one. */
 const MIGRATIONS: Record<string, Migration> = {
@@ -36,6 +37,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '0015-visibility': visibility,
   '0016-webhooks': webhooks,
   '0017-search-index': searchIndex,
+  '0018-version-previews': versionPreviews,
 };
 
 export const migrationProvider: MigrationProvider = {
