@@ -20,6 +20,7 @@ const HTTP_SUITES = [
   'markdown',
   'mcp-oauth-tokens',
   'mcp-remote',
+  'portability',
   'public',
   'raw-socket',
   'scan',

@@ -17,7 +17,9 @@ import { DEVICE_RETENTION_MS, type DeviceFlowDeps } from './domain/device-flow.j
 import type { GuardDeps } from './domain/device-guards.js';
 import type { DropChangeListener, DropDeps } from './domain/drops.js';
 import { purgeExpiredDrops } from './domain/expiry.js';
+import type { ExportDeps } from './domain/export.js';
 import type { RandomInt } from './domain/ids.js';
+import type { ImportDeps } from './domain/import.js';
 import { type OAuthDeps, purgeOAuth } from './domain/oauth.js';
 import { findRawDocument, findRawFile, type PublicViewDeps } from './domain/public-view.js';
 import type { RateCounter } from './domain/rate-counter.js';
@@ -82,6 +84,8 @@ export interface Services {
   readonly accounts: AccountDeps;
   readonly unlock: UnlockDeps;
   readonly drops: DropDeps;
+  /** Export and import (docs/api.md, "Export and import"). */
+  readonly portability: { readonly export: ExportDeps; readonly import: ImportDeps };
   /** Comments, and waking the requests that wait for them on every instance. */
   readonly comments: CommentDeps;
   readonly commentSignal: CommentSignalHub;
@@ -177,6 +181,7 @@ export function createServices(options: ServiceOptions): Services {
       },
     },
     drops,
+    portability: { export: { store, clock, limits }, import: { store, clock, limits, scan, ...random } },
     comments: { store, clock, limits, counter, signal: commentSignal, ...random },
     commentSignal,
     publicView: { store, clock, tokenUses, capabilities },

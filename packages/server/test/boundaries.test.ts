@@ -21,7 +21,19 @@ const MAY_IMPORT: Readonly<Record<string, readonly string[]>> = {
   keys: ['keys', 'domain', 'config.ts', 'private-dir.ts'],
   serve: ['serve', 'domain', 'config.ts', 'errors.ts', 'built-files.ts'],
   scan: ['scan', 'domain', 'config.ts', 'errors.ts'],
-  http: ['http', 'domain', 'serve', 'keys', 'identity', 'config.ts', 'errors.ts', 'services.ts', 'built-files.ts'],
+  portability: ['portability', 'domain', 'config.ts', 'errors.ts'],
+  http: [
+    'http',
+    'domain',
+    'serve',
+    'keys',
+    'identity',
+    'portability',
+    'config.ts',
+    'errors.ts',
+    'services.ts',
+    'built-files.ts',
+  ],
 };
 
 /** Packages a room may use besides Node's built-ins; anything else found there is a boundary crossed. */
@@ -30,6 +42,7 @@ const MAY_USE: Readonly<Record<string, readonly string[]>> = {
   keys: [],
   serve: ['turndown', 'markdown-it'],
   scan: ['@secretlint/secretlint-rule-preset-recommend'],
+  portability: ['yazl', 'yauzl', 'ajv'],
 };
 
 /** Imports of a room that only name types (erased at run time) and are still allowed. */

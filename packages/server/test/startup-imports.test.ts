@@ -11,7 +11,14 @@ import { describe, expect, it } from 'vitest';
 const SRC = path.resolve(import.meta.dirname, '../src');
 
 /** Packages left out of start-up, each loaded by a dynamic `import()` on first use. */
-const LOADED_ON_FIRST_USE = ['@modelcontextprotocol/sdk', 'express', '@htmldrop/mcp', '@htmldrop/client'];
+const LOADED_ON_FIRST_USE = [
+  '@modelcontextprotocol/sdk',
+  'express',
+  '@htmldrop/mcp',
+  '@htmldrop/client',
+  'yazl',
+  'yauzl',
+];
 
 /** The static imports of a file that are kept at run time (not `import type`, not all-`type` named imports). */
 function valueImports(file: string): string[] {

@@ -22,3 +22,19 @@ export async function getStats(deps: StatsDeps, accountId: string, slug: string)
   if (stats === undefined) throw new ApiError('not_found', { message: `No drop with slug "${slug}".` });
   return stats;
 }
+
+/** Read receipts as answered to owners (docs/api.md, "Read receipts") and kept in an export's `stats.json`. */
+export function statsAnswer(stats: DropViewStats) {
+  return {
+    views: stats.views,
+    unique_viewers: stats.uniqueViewers,
+    first_viewed_at: stats.firstViewedAt,
+    last_viewed_at: stats.lastViewedAt,
+    versions: stats.versions.map((v) => ({
+      version: v.version,
+      views: v.views,
+      unique_viewers: v.uniqueViewers,
+      last_viewed_at: v.lastViewedAt,
+    })),
+  };
+}

@@ -24,6 +24,7 @@ import { historyRoutes } from './routes/history.js';
 import { mcpRoutes } from './routes/mcp.js';
 import { oauthRoutes } from './routes/oauth.js';
 import { oauthApprovalRoutes } from './routes/oauth-approval.js';
+import { portabilityRoutes } from './routes/portability.js';
 import { prototypeRoutes } from './routes/prototypes.js';
 import { publicRoutes } from './routes/public.js';
 import { statsRoutes } from './routes/stats.js';
@@ -193,6 +194,7 @@ async function registerRoutes(app: TypedApp, services: Services): Promise<void> 
   await app.register(commentRoutes, { config, schemas, comments: services.comments });
   await app.register(statsRoutes, { schemas, stats: services.stats });
   await app.register(historyRoutes, { schemas, drops });
+  await app.register(portabilityRoutes, { limits: config.limits, portability: services.portability });
   await app.register(accountRoutes, { schemas, accounts });
   await app.register(discoveryRoutes, { config });
   await app.register(publicRoutes, {

@@ -3,7 +3,8 @@ import type { Config } from '../config.js';
 import { contentOrigins } from '../domain/content-origin.js';
 import { totalBytes } from '../domain/files.js';
 import type { Scanned } from '../domain/scan.js';
-import type { DropRecord, DropViewStats, TokenInfo, VersionFile, VersionInfo, VersionRecord } from '../domain/types.js';
+import { statsAnswer } from '../domain/stats.js';
+import type { DropRecord, TokenInfo, VersionFile, VersionInfo, VersionRecord } from '../domain/types.js';
 
 /** Where a drop is reached: the service's base URL, and its own origin when one is configured. */
 export interface DropLinks {
@@ -79,20 +80,7 @@ export function presentVersion(version: VersionRecord, latest: number, files: re
 }
 
 /** Read receipts (docs/api.md, "Read receipts"); a version's first render is not part of the answer. */
-export function presentStats(stats: DropViewStats) {
-  return {
-    views: stats.views,
-    unique_viewers: stats.uniqueViewers,
-    first_viewed_at: stats.firstViewedAt,
-    last_viewed_at: stats.lastViewedAt,
-    versions: stats.versions.map((v) => ({
-      version: v.version,
-      views: v.views,
-      unique_viewers: v.uniqueViewers,
-      last_viewed_at: v.lastViewedAt,
-    })),
-  };
-}
+export const presentStats = statsAnswer;
 
 export function presentToken(token: TokenInfo) {
   return {

@@ -12,6 +12,7 @@ import { commentStore } from './kysely/comments.js';
 import { deviceRequestStore } from './kysely/device-requests.js';
 import { dropStore } from './kysely/drops.js';
 import { idempotencyStore } from './kysely/idempotency.js';
+import { importStore } from './kysely/imports.js';
 import { oauthStore } from './kysely/oauth.js';
 import { rateWindowStore } from './kysely/rate-windows.js';
 import { settingStore } from './kysely/settings.js';
@@ -59,5 +60,6 @@ export function createKyselyStore(dialect: Dialect): Store {
     ...idempotencyStore(db),
     ...oauthStore(db),
     ...warningStore(db),
+    ...importStore(db, bodies),
   };
 }

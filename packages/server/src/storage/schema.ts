@@ -220,7 +220,20 @@ export interface IdempotencyKeysTable {
   expires_at: number;
 }
 
+/**
+ * Drops made by an import (migration 0019; docs/decisions/0039-export-and-import.md): the archive's id of each, so
+ * that importing the same archive again creates nothing. The row goes with its drop.
+ */
+export interface ImportedDropsTable {
+  account_id: string;
+  /** `<exporting account id>/<slug in the archive>`. */
+  source: string;
+  slug: string;
+  created_at: number;
+}
+
 export interface Database {
+  imported_drops: ImportedDropsTable;
   idempotency_keys: IdempotencyKeysTable;
   drop_views: DropViewsTable;
   drop_viewers: DropViewersTable;

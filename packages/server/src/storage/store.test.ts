@@ -31,7 +31,7 @@ for (const dialect of DIALECTS) {
         'u_ann0000000000000',
         T0,
       );
-      raw = await openAtMigration(database, '0014-version-warnings');
+      raw = await openAtMigration(database, '0019-imported-drops');
     });
     afterAll(async () => {
       await raw.destroy();

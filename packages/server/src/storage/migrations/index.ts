@@ -13,6 +13,7 @@ import { commentClock } from './0011-comment-clock.js';
 import { oauthTokenLifetimes } from './0012-oauth-token-lifetimes.js';
 import { versionFiles } from './0013-version-files.js';
 import { versionWarnings } from './0014-version-warnings.js';
+import { importedDrops } from './0019-imported-drops.js';
 
 /** Ordered migrations. Names sort in application order; never rename or edit a released one. */
 const MIGRATIONS: Record<string, Migration> = {
@@ -30,6 +31,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '0012-oauth-token-lifetimes': oauthTokenLifetimes,
   '0013-version-files': versionFiles,
   '0014-version-warnings': versionWarnings,
+  '0019-imported-drops': importedDrops,
 };
 
 export const migrationProvider: MigrationProvider = {
