@@ -138,7 +138,11 @@ let validators: Promise<Map<SchemaName, ValidateFunction>> | undefined;
 
 /** Ajv and the compiled validators, on first use. */
 function compiled(): Promise<Map<SchemaName, ValidateFunction>> {
-  validators ??= import('ajv').then(({ Ajv }) => {
+  validators ??= import('ajv').then((module) => {
+    // The class is the module's `Ajv`, or its default export once bundled (CommonJS seen through a dynamic import).
+    type AjvClass = typeof import('ajv').Ajv;
+    const loaded = module as unknown as { Ajv?: AjvClass; default?: AjvClass & { Ajv?: AjvClass } };
+    const Ajv = (loaded.Ajv ?? loaded.default?.Ajv ?? loaded.default) as AjvClass;
     const ajv = new Ajv({ allErrors: false, strict: false });
     return new Map(
       Object.entries(ARCHIVE_SCHEMAS).map(([name, schema]) => [name as SchemaName, ajv.compile(schema)] as const),
