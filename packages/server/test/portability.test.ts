@@ -541,3 +541,44 @@ describe('export and import are owner endpoints', () => {
     });
   }
 });
+
+describe('the console: "Download everything"', () => {
+  const ORIGIN = 'http://drops.test';
+  const first = (header: string | string[] | undefined) => ([header ?? []].flat()[0] ?? '').split(';')[0] ?? '';
+
+  /** Signs `login` in through the local provider, as a browser does (as in console.test.ts). */
+  async function signIn(login: string): Promise<string> {
+    const start = await source.app.inject({ method: 'GET', url: '/console/login?next=/console' });
+    const state = new URL(String(start.headers.location), ORIGIN).searchParams.get('state') ?? '';
+    const done = await source.app.inject({
+      method: 'POST',
+      url: '/verify/callback',
+      headers: {
+        cookie: first(start.headers['set-cookie']),
+        origin: ORIGIN,
+        'content-type': 'application/x-www-form-urlencoded',
+      },
+      payload: new URLSearchParams({ state, username: login }).toString(),
+    });
+    const set = [done.headers['set-cookie'] ?? []].flat().find((c) => c.startsWith('hd_web=')) ?? '';
+    return set.split(';')[0] ?? '';
+  }
+
+  it('links the export from the list, and /console/export downloads the same archive as the API', async () => {
+    const cookie = await signIn('ann');
+    const list = await source.app.inject({ method: 'GET', url: '/console', headers: { cookie } });
+    expect(list.body).toContain('<a class="button" href="/console/export" download id="download-everything-link">');
+    const download = await source.app.inject({ method: 'GET', url: '/console/export', headers: { cookie } });
+    expect(download.statusCode).toBe(200);
+    expect(download.headers['content-type']).toBe('application/zip');
+    expect(download.headers['content-disposition']).toMatch(/^attachment; filename="htmldrop-export-/);
+    const names = (await unzip(download.rawPayload)).map(([name]) => name);
+    expect(names).toEqual((await unzip(archive)).map(([name]) => name));
+  });
+
+  it('shows the sign-in page, not an archive, without a session', async () => {
+    const download = await source.app.inject({ method: 'GET', url: '/console/export' });
+    expect(download.headers['content-type']).toMatch(/^text\/html/);
+    expect(download.body).toContain('/console/login?next=%2Fconsole%2Fexport');
+  });
+});

@@ -231,6 +231,7 @@ async function registerRoutes(app: TypedApp, services: Services): Promise<void> 
     accounts,
     identity,
     sessions,
+    exports: services.portability.export,
   });
   await app.register(healthRoutes, {
     checkDatabase: () => services.store.ping(),
