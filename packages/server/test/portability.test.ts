@@ -377,6 +377,41 @@ describe('POST /api/import', () => {
     expect(third.json.error.code).toBe('rate_limited');
   });
 
+  it('creates each drop once when the same archive is imported twice at the same time', async () => {
+    const token = await target.token('twice');
+    const both = await Promise.all([importZip(target, token, archive), importZip(target, token, archive)]);
+    expect(both.map((result) => result.status)).toEqual([200, 200]);
+    const made = both.flatMap((result) => result.json.imported.map((item: { from: string }) => item.from));
+    expect(made.sort()).toEqual([...slugs].sort());
+    const skipped = both.flatMap((result) => result.json.skipped.map((item: { reason: string }) => item.reason));
+    expect(skipped).toEqual(slugs.map(() => 'already_imported'));
+    expect((await target.call('GET', '/api/drops', { token })).json.pagination.total_items).toBe(3);
+  });
+
+  it('looks at each version before publishing: with HTMLDROP_SCAN=block a drop with a secret is skipped', async () => {
+    const blocking = await createHarness({ limits: LIMITS, env: { HTMLDROP_SCAN: 'block' } });
+    try {
+      const secret = page(`key ${['AKIA', 'Z3MSJV4WWNKWW5FG'].join('')}`);
+      const clean = page('clean');
+      const zip = craftZip([
+        stored('manifest.json', manifestOf([{ slug: 'leaky' }, { slug: 'clean' }])),
+        stored('drops/leaky/drop.json', dropJsonOf('leaky')),
+        stored('drops/leaky/versions.json', versionsJsonOf(Buffer.byteLength(secret))),
+        stored('drops/leaky/v/1/index.html', secret),
+        stored('drops/clean/drop.json', dropJsonOf('clean')),
+        stored('drops/clean/versions.json', versionsJsonOf(Buffer.byteLength(clean))),
+        stored('drops/clean/v/1/index.html', clean),
+      ]);
+      const token = await blocking.token('scanned');
+      const result = await importZip(blocking, token, zip);
+      expect(result.status).toBe(200);
+      expect(result.json.skipped).toEqual([{ from: 'leaky', reason: 'sensitive_content' }]);
+      expect(result.json.imported.map((item: { from: string }) => item.from)).toEqual(['clean']);
+    } finally {
+      await blocking.close();
+    }
+  });
+
   it('skips, by name, the drops over the account quota', async () => {
     const small = await createHarness({ limits: { ...LIMITS, maxDropsPerAccount: 2 } });
     try {
