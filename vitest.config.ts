@@ -22,6 +22,7 @@ const HTTP_SUITES = [
   'mcp-oauth-tokens',
   'mcp-remote',
   'previews',
+  'portability',
   'public',
   'visibility',
   'raw-socket',

@@ -5,6 +5,10 @@
  * themselves (token, timeout, 429 and idempotent-write retries, error bodies) are in transport.ts; If-Match and
  * Idempotency-Key headers come from the call's options (request-parts.ts).
  */
+import { createReadStream, createWriteStream } from 'node:fs';
+import { rename, rm, stat } from 'node:fs/promises';
+import { Readable, Transform } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
 import { type DeviceLoginOptions, type DeviceLoginResult, deviceLogin } from './device-flow.js';
 import { HtmlDropError } from './errors.js';
 import {
@@ -42,6 +46,7 @@ import type {
   DropDiff,
   DropList,
   DropStats,
+  ImportResult,
   ListDropsQuery,
   Me,
   Onboarding,
@@ -51,6 +56,19 @@ import type {
   Version,
   VersionListItem,
 } from './types.js';
+
+/** Options of an export: which drops (all when absent) and the bytes received so far. */
+export interface ExportOptions extends CallOptions {
+  /** Only these drops (each yours). */
+  readonly slugs?: readonly string[];
+  /** Told the bytes written so far, as the archive arrives. */
+  readonly onProgress?: (bytes: number) => void;
+}
+
+/** Options of an import: the bytes sent so far of the archive's total. */
+export interface ImportOptions extends CallOptions {
+  readonly onProgress?: (sent: number, total: number) => void;
+}
 
 export {
   type CollectOptions,
@@ -271,6 +289,96 @@ export class HtmlDropClient {
   /** GET /api/drops/<slug>/stats: read receipts (views, distinct viewers, times), for the drop and each version. */
   stats(slug: string, options: CallOptions = {}): Promise<DropStats> {
     return this.#json('GET', `${dropPath(slug)}/stats`, callParts(options, false));
+  }
+
+  // ---- export and import (docs/api.md, "Export and import") ----
+
+  /**
+   * GET /api/export: the zip of your drops (or of `slugs`), as the answer's stream: read it to the end or cancel it.
+   * No timeout: a large account takes as long as it takes.
+   */
+  async exportArchive(options: ExportOptions = {}): Promise<{ body: ReadableStream<Uint8Array>; fileName?: string }> {
+    const query = new URLSearchParams();
+    for (const slug of options.slugs ?? []) query.append('slug', slug);
+    const response: Response = await this.#transport.request({
+      method: 'GET',
+      path: '/api/export',
+      query,
+      expect: 'response',
+      accept: 'application/zip',
+      timeoutMs: 0,
+      ...callParts(options, false),
+    });
+    if (response.body === null) throw new HtmlDropError('bad_response', 'GET /api/export answered no body.');
+    const named = /filename="([^"]+)"/.exec(response.headers.get('content-disposition') ?? '')?.[1];
+    return { body: response.body as ReadableStream<Uint8Array>, ...(named === undefined ? {} : { fileName: named }) };
+  }
+
+  /**
+   * GET /api/export written to `file`: to `<file>.part` first, renamed once complete, so a broken download never
+   * leaves a file that looks whole.
+   */
+  async exportToFile(file: string, options: ExportOptions = {}): Promise<{ file: string; bytes: number }> {
+    const { body } = await this.exportArchive(options);
+    let bytes = 0;
+    const count = new Transform({
+      transform(chunk: Buffer, _encoding, done) {
+        bytes += chunk.length;
+        options.onProgress?.(bytes);
+        done(null, chunk);
+      },
+    });
+    const part = `${file}.part`;
+    try {
+      await pipeline(
+        Readable.fromWeb(body as import('node:stream/web').ReadableStream),
+        count,
+        createWriteStream(part),
+      );
+      await rename(part, file);
+    } catch (error) {
+      await rm(part, { force: true });
+      if (error instanceof HtmlDropError) throw error;
+      throw new HtmlDropError(
+        'network_error',
+        `The export broke off after ${bytes} bytes: ${(error as Error).message}`,
+        {
+          cause: error,
+        },
+      );
+    }
+    return { file, bytes };
+  }
+
+  /**
+   * POST /api/import of the zip at `file` (an export of this or another instance), streamed from the disk. Drops get
+   * new slugs; the same archive imported again creates nothing. No timeout: the service checks the whole archive
+   * before it answers.
+   */
+  async importArchive(file: string, options: ImportOptions = {}): Promise<ImportResult> {
+    const total = (await stat(file)).size;
+    return this.#transport.request({
+      method: 'POST',
+      path: '/api/import',
+      expect: 'json',
+      timeoutMs: 0,
+      upload: {
+        contentType: 'application/zip',
+        length: total,
+        body: () => {
+          let sent = 0;
+          const progress = new Transform({
+            transform(chunk: Buffer, _encoding, done) {
+              sent += chunk.length;
+              options.onProgress?.(sent, total);
+              done(null, chunk);
+            },
+          });
+          return Readable.toWeb(createReadStream(file).pipe(progress)) as unknown as ReadableStream<Uint8Array>;
+        },
+      },
+      ...callParts(options, false),
+    });
   }
 
   // ---- comments (docs/api.md, "Comments") ----

@@ -32,6 +32,7 @@ export type ApiErrorCode =
   | 'invalid_slug'
   | 'invalid_arg'
   | 'invalid_json'
+  | 'invalid_archive'
   /** Comments (docs/api.md, "Comments"): the drop takes none, only from signed-in people, or has the maximum. */
   | 'comments_closed'
   | 'sign_in_required'

@@ -14,6 +14,9 @@ export const DEFAULT_SERVER = 'http://localhost:8787';
 /** The version of this SDK and CLI (`htmldrop --version`, the user agent). */
 export const CLIENT_VERSION = '1.0.0';
 
+/** A request body other than JSON: bytes, text or a web stream (fetch's own body types). */
+export type UploadBody = NonNullable<RequestInit['body']>;
+
 /** Told before each wait on a 429, and before each retry of an idempotent write. */
 export interface RetryNotice {
   /** 1 for the first retry (counted separately for 429s and for write retries). */
@@ -81,8 +84,19 @@ export interface RequestSpec {
   readonly body?: unknown;
   /** Default true: sends the bearer token and fails with no_token without one. */
   readonly auth?: boolean;
-  /** What a successful answer carries. */
-  readonly expect: 'json' | 'empty' | 'text';
+  /** What a successful answer carries; `response`: the unread Response, to stream its body (an export). */
+  readonly expect: 'json' | 'empty' | 'text' | 'response';
+  /**
+   * A body that is not JSON (an import's zip): made anew for each attempt, sent with its type and, when known, its
+   * length (so the service can refuse it from Content-Length before reading it).
+   */
+  readonly upload?: {
+    readonly body: () => UploadBody;
+    readonly contentType: string;
+    readonly length?: number;
+  };
+  /** This request's timeout in milliseconds, instead of the client's (0: none; a long export or import). */
+  readonly timeoutMs?: number;
   readonly accept?: string;
   readonly signal?: AbortSignal | undefined;
   /**
@@ -244,7 +258,7 @@ export class Transport {
   }
 
   /** The URL, headers and body of a request; no_token for an authenticated request without a token. */
-  #prepare(spec: RequestSpec): { url: URL; headers: Record<string, string>; body: string | undefined } {
+  #prepare(spec: RequestSpec): { url: URL; headers: Record<string, string>; body: UploadBody | undefined } {
     const url = new URL(`${this.server}${spec.path}`);
     if (spec.query !== undefined) url.search = spec.query.toString();
     const headers: Record<string, string> = {
@@ -259,8 +273,12 @@ export class Transport {
     }
     for (const [name, value] of Object.entries(spec.headers ?? {})) headers[name.toLowerCase()] = value;
     if (spec.idempotencyKey !== undefined) headers['idempotency-key'] = spec.idempotencyKey;
-    let body: string | undefined;
-    if (spec.body !== undefined) {
+    let body: UploadBody | undefined;
+    if (spec.upload !== undefined) {
+      headers['content-type'] = spec.upload.contentType;
+      if (spec.upload.length !== undefined) headers['content-length'] = String(spec.upload.length);
+      body = spec.upload.body();
+    } else if (spec.body !== undefined) {
       headers['content-type'] = 'application/json';
       body = JSON.stringify(spec.body);
     }
@@ -272,10 +290,10 @@ export class Transport {
     spec: RequestSpec,
     url: URL,
     headers: Record<string, string>,
-    body: string | undefined,
+    body: UploadBody | undefined,
     where: string,
   ): Promise<{ response: Response; text: string }> {
-    const configured = this.#options.timeoutMs ?? 60_000;
+    const configured = spec.timeoutMs ?? this.#options.timeoutMs ?? 60_000;
     const held = spec.holdSeconds === undefined ? 0 : spec.holdSeconds * 1000 + HOLD_MARGIN_MS;
     const timeoutMs = configured > 0 ? Math.max(configured, held) : 0;
     const timeout = timeoutMs > 0 ? AbortSignal.timeout(timeoutMs) : undefined;
@@ -284,8 +302,11 @@ export class Transport {
     try {
       // Reads may follow redirects (http -> https behind a proxy); writes must not silently turn into GETs.
       const redirect = spec.method === 'GET' ? 'follow' : 'manual';
-      const response = await this.#fetch(url, { method: spec.method, headers, body, signal, redirect });
-      return { response, text: await response.text() };
+      // A streamed upload needs Node's half-duplex mode (undici); a string or bytes body ignores it.
+      const init = { method: spec.method, headers, body, signal, redirect, duplex: 'half' } as RequestInit;
+      const response = await this.#fetch(url, init);
+      const streamed = spec.expect === 'response' && response.status < 300;
+      return { response, text: streamed ? '' : await response.text() };
     } catch (error) {
       if (spec.signal?.aborted === true)
         throw new HtmlDropError('aborted', 'The request was aborted.', { cause: error });
@@ -346,6 +367,7 @@ export class Transport {
 
     if (spec.expect === 'empty') return undefined;
     if (spec.expect === 'text') return text;
+    if (spec.expect === 'response') return response;
     const parsed = parseJson(text);
     if (!parsed.ok || typeof parsed.value !== 'object' || parsed.value === null) {
       throw notApi(parsed.ok ? 'JSON that is not an object or array' : `non-JSON (${contentType || 'no type'})`);

@@ -373,3 +373,14 @@ export interface ListDropsQuery {
    */
   readonly q?: string;
 }
+
+/** POST /api/import: what an import made and skipped (docs/api.md, "Export and import"). */
+export interface ImportResult {
+  /** Each drop created: its slug in the archive, its new slug, and how many versions it has. */
+  readonly imported: ReadonlyArray<{ readonly from: string; readonly slug: string; readonly versions: number }>;
+  /**
+   * Each drop not created, with why (`already_imported` names the drop made before, in `slug`; `quota_exceeded`,
+   * a limit's error code, ...).
+   */
+  readonly skipped: ReadonlyArray<{ readonly from: string; readonly reason: string; readonly slug?: string }>;
+}

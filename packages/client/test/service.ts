@@ -50,7 +50,7 @@ export async function startService(env: Record<string, string> = {}): Promise<Se
   const dataDir = tempDir('htmldrop-data-');
   const server: RunningServer = await startServer({ HTMLDROP_DATA_DIR: dataDir, ...env });
   const mintToken = async (user: string) => {
-    const created = await runCli(['token', 'create', '--user', user], { HTMLDROP_DATA_DIR: dataDir });
+    const created = await runCli(['token', 'create', '--user', user], { ...env, HTMLDROP_DATA_DIR: dataDir });
     if (created.code !== 0) throw new Error(`token create failed: ${created.stderr}`);
     return created.stdout.trim();
   };

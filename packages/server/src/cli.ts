@@ -9,7 +9,12 @@
  *   htmldrop-server migrate
  *   htmldrop-server migrate-data --from <sqlite file> --to postgres://...
  *   htmldrop-server secret rotate
+ *   htmldrop-server export --user <login|user_id> [-o <file>]
+ *   htmldrop-server import --user <login|user_id> <file>
  */
+import { createWriteStream } from 'node:fs';
+import { rename, rm } from 'node:fs/promises';
+import { pipeline } from 'node:stream/promises';
 import { parseArgs } from 'node:util';
 import { ConfigError, loadConfig } from './config.js';
 import { ensureAccount, issueToken } from './domain/accounts.js';
@@ -31,6 +36,10 @@ const USAGE = `Usage:
                                                             copy a SQLite deployment into an empty PostgreSQL
   htmldrop-server secret rotate                             new signing secret in <data dir>/secret.key; the old one
                                                             keeps verifying until the next rotation
+  htmldrop-server export --user <login> [-o <file>]         an account's drops as one zip (docs/api.md, "Export and
+                                                            import"), to <file> or to stdout
+  htmldrop-server import --user <login> <file>              an export's drops into the account (created if new);
+                                                            prints what was imported and skipped (JSON)
 Environment: see docs/operating.md, "Configuration" (PORT, HOST, HTMLDROP_DATA_DIR, HTMLDROP_DATABASE_URL, ...).`;
 
 class UsageError extends Error {}
@@ -39,7 +48,7 @@ class UsageError extends Error {}
  * The account for `--user`: a user_id (`u_...`), else the one account with that login under any provider,
  * else a new account for the `local` identity with that login.
  */
-async function resolveUser(store: Store, user: string): Promise<Account> {
+async function resolveUser(store: Store, user: string, create = true): Promise<Account> {
   if (/^u_[0-9A-Za-z]{16}$/.test(user)) {
     const account = await store.findAccount(user);
     if (account === undefined) throw new UsageError(`no account with user_id ${user}`);
@@ -52,6 +61,7 @@ async function resolveUser(store: Store, user: string): Promise<Account> {
     const ids = matches.map((a) => `${a.id} (${a.provider})`).join(', ');
     throw new UsageError(`login "${user}" exists under several providers: ${ids}; pass --user <user_id>`);
   }
+  if (matches[0] === undefined && !create) throw new UsageError(`no account with login "${user}"`);
   return matches[0] ?? ensureAccount({ store, clock: systemClock }, { provider: 'local', subject: user, login: user });
 }
 
@@ -122,6 +132,7 @@ async function run(argv: string[]): Promise<void> {
     console.error(`rotated ${file}: restart the service to sign with the new secret (the old one keeps verifying)`);
     return;
   }
+  if (command === 'export' || command === 'import') return portability(command, [sub, ...rest]);
   if (command === 'user' && sub === 'list') {
     const accounts = await withStore((store) => store.listAccounts());
     console.log(['user_id', 'provider', 'login', 'drops', 'created_at'].join('\t'));
@@ -131,6 +142,64 @@ async function run(argv: string[]): Promise<void> {
     return;
   }
   throw new UsageError(`unknown command: ${argv.join(' ')}`);
+}
+
+/**
+ * `export` and `import` for an operator (docs/operating.md, "Moving an account"): the same domain functions as
+ * `GET /api/export` and `POST /api/import`, on the configured database, without a token or the write budget.
+ */
+async function portability(command: 'export' | 'import', argv: Array<string | undefined>): Promise<void> {
+  const { values, positionals } = parseArgs({
+    args: argv.filter((a): a is string => a !== undefined),
+    options: { user: { type: 'string' }, output: { type: 'string', short: 'o' } },
+    allowPositionals: true,
+  });
+  if (values.user === undefined) throw new UsageError(`${command} needs --user <login>`);
+  const user = values.user;
+  const config = loadConfig();
+  const { limits } = config;
+  if (command === 'export') {
+    if (values.output === undefined && process.stdout.isTTY) {
+      throw new UsageError('export writes a zip: give -o <file>, or redirect stdout to a file');
+    }
+    const [{ exportEntries }, { zipStream }] = await Promise.all([
+      import('./domain/export.js'),
+      import('./portability/zip-writer.js'),
+    ]);
+    await withStore(async (store) => {
+      const account = await resolveUser(store, user, false);
+      const zip = zipStream(await exportEntries({ store, clock: systemClock, limits }, account.id));
+      if (values.output === undefined) return pipeline(zip, process.stdout);
+      const part = `${values.output}.part`;
+      try {
+        await pipeline(zip, createWriteStream(part));
+        await rename(part, values.output);
+      } catch (error) {
+        await rm(part, { force: true });
+        throw error;
+      }
+      console.error(`exported the drops of ${account.login} (${account.id}) to ${values.output}`);
+    });
+    return;
+  }
+  const file = positionals[0];
+  if (file === undefined) throw new UsageError('import needs the zip file: import --user <login> <file>');
+  const [{ importArchive }, { openArchive }, { createScanner }] = await Promise.all([
+    import('./domain/import.js'),
+    import('./portability/archive.js'),
+    import('./scan/scanner.js'),
+  ]);
+  const result = await withStore(async (store) => {
+    const account = await resolveUser(store, user);
+    const archive = await openArchive(file, limits);
+    try {
+      const scan = { scanner: createScanner(), mode: config.scan, store };
+      return await importArchive({ store, clock: systemClock, limits, scan }, account.id, archive);
+    } finally {
+      archive.close();
+    }
+  });
+  console.log(JSON.stringify(result, null, 2));
 }
 
 try {

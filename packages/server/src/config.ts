@@ -58,6 +58,13 @@ export interface Limits {
   readonly maxCommentsPerDrop: number;
   /** Comments per page of the viewer's panel and of the console's list (the newest first). */
   readonly commentsPerPage: number;
+  /**
+   * Cap on the body of `POST /api/import` (a zip), its own limit (docs/api.md, "Export and import"): refused from
+   * Content-Length before a byte is read, and counted while the upload streams to a temporary file.
+   */
+  readonly maxImportBytes: number;
+  /** Bytes an import's entries may inflate to, all together: an archive declaring more is refused unread. */
+  readonly maxImportInflatedBytes: number;
 }
 
 /** Settings of the configured identity provider (docs/api.md 5.4). */
@@ -174,6 +181,8 @@ export const DEFAULT_LIMITS: Limits = Object.freeze({
   userCodeGuessWindowMs: 15 * 60_000,
   maxCommentsPerDrop: 1000,
   commentsPerPage: 50,
+  maxImportBytes: 1_073_741_824,
+  maxImportInflatedBytes: 8 * 1_073_741_824,
 });
 
 export class ConfigError extends Error {
@@ -385,6 +394,7 @@ export function loadConfig(env: Env = process.env): Config {
       DEFAULT_LIMITS.maxHtmlBytes,
       1_073_741_824,
     ),
+    maxImportBytes: readInt(env, 'HTMLDROP_MAX_IMPORT_BYTES', DEFAULT_LIMITS.maxImportBytes, 1_048_576),
     maxDropPasscodeAttemptsPerDay: readInt(
       env,
       'HTMLDROP_MAX_PASSCODE_GUESSES_PER_DAY',

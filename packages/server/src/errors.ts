@@ -42,6 +42,8 @@ export const ERROR_STATUS = {
   invalid_slug: 400,
   invalid_arg: 400,
   invalid_json: 400,
+  /** POST /api/import: the archive is not an export this service reads; nothing was imported (docs/api.md, "Export and import"). */
+  invalid_archive: 400,
   /** A request body larger than its route takes (the document routes answer html_too_large instead). */
   body_too_large: 413,
   /** The drop's `comments` setting is `off` (docs/api.md, "Comments"). */
@@ -119,6 +121,7 @@ const DEFAULT_MESSAGES: Record<ErrorCode, string> = {
   invalid_slug: 'The slug is not valid (1 to 64 characters of A-Z, a-z, 0-9, _ and -).',
   invalid_arg: 'An argument is not valid.',
   invalid_json: 'The request body is not a valid JSON object.',
+  invalid_archive: 'The archive is not an htmldrop export this service can read; nothing was imported.',
   comments_closed: 'Comments are off for this drop.',
   sign_in_required: 'Sign in to comment on this drop.',
   comment_limit_reached: 'The drop already has the maximum number of comments.',

@@ -21,7 +21,9 @@ import type { GuardDeps } from './domain/device-guards.js';
 import type { DropChangeListener, DropDeps } from './domain/drops.js';
 import { createViewedEvents, type EventSink } from './domain/events.js';
 import { purgeExpiredDrops } from './domain/expiry.js';
+import type { ExportDeps } from './domain/export.js';
 import type { RandomInt } from './domain/ids.js';
+import type { ImportDeps } from './domain/import.js';
 import { type OAuthDeps, purgeOAuth } from './domain/oauth.js';
 import { findRawDocument, findRawFile, type PublicViewDeps } from './domain/public-view.js';
 import type { RateCounter } from './domain/rate-counter.js';
@@ -109,6 +111,8 @@ export interface Services {
   readonly accounts: AccountDeps;
   readonly unlock: UnlockDeps;
   readonly drops: DropDeps;
+  /** Export and import (docs/api.md, "Export and import"). */
+  readonly portability: { readonly export: ExportDeps; readonly import: ImportDeps };
   /** Comments, and waking the requests that wait for them on every instance. */
   readonly comments: CommentDeps;
   readonly commentSignal: CommentSignalHub;
@@ -282,6 +286,7 @@ export function createServices(options: ServiceOptions): Services {
     },
     drops,
     comments: { store, clock, limits, counter, signal: commentSignal, ...random, events },
+    portability: { export: { store, clock, limits }, import: { store, clock, limits, scan, ...random } },
     commentSignal,
     live,
     events,

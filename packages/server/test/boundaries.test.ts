@@ -22,7 +22,19 @@ const MAY_IMPORT: Readonly<Record<string, readonly string[]>> = {
   serve: ['serve', 'domain', 'config.ts', 'errors.ts', 'built-files.ts'],
   scan: ['scan', 'domain', 'config.ts', 'errors.ts'],
   webhooks: ['webhooks', 'domain', 'config.ts', 'errors.ts'],
-  http: ['http', 'domain', 'serve', 'keys', 'identity', 'config.ts', 'errors.ts', 'services.ts', 'built-files.ts'],
+  portability: ['portability', 'domain', 'config.ts', 'errors.ts'],
+  http: [
+    'http',
+    'domain',
+    'serve',
+    'keys',
+    'identity',
+    'portability',
+    'config.ts',
+    'errors.ts',
+    'services.ts',
+    'built-files.ts',
+  ],
 };
 
 /** Packages a room may use besides Node's built-ins; anything else found there is a boundary crossed. */
@@ -32,6 +44,7 @@ const MAY_USE: Readonly<Record<string, readonly string[]>> = {
   serve: ['turndown', 'markdown-it', '@resvg/resvg-js', 'playwright-core'],
   scan: ['@secretlint/secretlint-rule-preset-recommend'],
   webhooks: ['standardwebhooks'],
+  portability: ['yazl', 'yauzl', 'ajv'],
 };
 
 /** Imports of a room that only name types (erased at run time) and are still allowed. */

@@ -7,7 +7,7 @@ import type { Store } from '../src/domain/store.js';
 import { type App, buildApp } from '../src/http/app.js';
 import type { MarkdownCopyOptions } from '../src/serve/markdown-copy.js';
 import { createServices, type ServiceOptions, type Services } from '../src/services.js';
-import { createTestDatabase, type TestDatabase } from './databases.js';
+import { createTestDatabase, type DialectName, type TestDatabase } from './databases.js';
 
 export { tempDir } from './temp.js';
 
@@ -72,11 +72,13 @@ export interface HarnessOptions {
   readonly markdown?: MarkdownCopyOptions;
   /** The screenshot queue's bounds (with HTMLDROP_CHROMIUM in `env`). */
   readonly screenshots?: ServiceOptions['screenshots'];
+  /** The database; the suite's (TEST_DIALECT) when absent. */
+  readonly dialect?: DialectName;
 }
 
 /** An app on a fresh database of the suite's dialect (TEST_DIALECT: SQLite, or PostgreSQL in its own schema). */
 export async function createHarness(options: HarnessOptions = {}): Promise<Harness> {
-  const database = await createTestDatabase();
+  const database = await createTestDatabase(options.dialect);
   const dataDir = database.dataDir;
   const base = loadConfig({ HTMLDROP_DATA_DIR: dataDir, HTMLDROP_BASE_URL: 'http://drops.test', ...options.env });
   const config: Config = { ...base, limits: { ...base.limits, ...options.limits } };

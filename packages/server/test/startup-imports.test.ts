@@ -19,6 +19,8 @@ const LOADED_ON_FIRST_USE = [
   // Previews (docs/decisions/0038-previews-and-embeds.md): the card's rasteriser and the browser's driver.
   '@resvg/resvg-js',
   'playwright-core',
+  'yazl',
+  'yauzl',
 ];
 
 /** The static imports of a file that are kept at run time (not `import type`, not all-`type` named imports). */

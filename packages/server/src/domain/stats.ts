@@ -27,3 +27,26 @@ export async function getStats(
   // The views each recipient link opened (docs/api.md, "Who can see a drop"), counted as they happen.
   return { ...stats, links };
 }
+
+/** Read receipts as answered to owners (docs/api.md, "Read receipts") and kept in an export's `stats.json`. */
+export function statsAnswer(stats: DropViewStats & { readonly links?: readonly RecipientLink[] }) {
+  return {
+    // The views each recipient link opened (docs/api.md, "Who can see a drop").
+    links: (stats.links ?? []).map((l) => ({
+      id: l.id,
+      label: l.label,
+      views: l.views,
+      last_viewed_at: l.lastViewedAt,
+    })),
+    views: stats.views,
+    unique_viewers: stats.uniqueViewers,
+    first_viewed_at: stats.firstViewedAt,
+    last_viewed_at: stats.lastViewedAt,
+    versions: stats.versions.map((v) => ({
+      version: v.version,
+      views: v.views,
+      unique_viewers: v.uniqueViewers,
+      last_viewed_at: v.lastViewedAt,
+    })),
+  };
+}

@@ -651,6 +651,68 @@ export interface PreviewStore {
   keepPreview(slug: string, version: number, png: Uint8Array, now: number): Promise<boolean>;
 }
 
+/** A version of an imported drop (docs/api.md, "Export and import"), checked against the limits, read from the archive. */
+export interface ImportedVersion {
+  readonly version: number;
+  readonly html: string;
+  readonly sizeBytes: number;
+  readonly context: string | null;
+  readonly files: readonly NewFile[];
+  readonly createdAt: number;
+  /** What the look before publishing found in it, masked (domain/scan.ts). */
+  readonly warnings?: readonly Finding[] | undefined;
+}
+
+/** A comment of an imported drop, with its times as they were. */
+export interface ImportedComment {
+  readonly id: string;
+  readonly version: number;
+  readonly body: string;
+  readonly quote: string | null;
+  readonly authorName: string;
+  readonly authorKind: CommentAuthorKind;
+  readonly createdAt: number;
+  readonly resolvedAt: number | null;
+  readonly resolvedInVersion: number | null;
+}
+
+/** A drop recreated from an archive: its fields, its source (the archive's id of it) and its versions in order. */
+export interface ImportedDrop {
+  readonly slug: string;
+  readonly accountId: string;
+  /** `<exporting account id>/<slug in the archive>`: importing the same drop again finds it. */
+  readonly source: string;
+  readonly title: string;
+  readonly description: string | null;
+  readonly metadata: Metadata;
+  readonly comments: CommentSetting;
+  readonly passcodeHash: string | null;
+  readonly expiresAt: number | null;
+  readonly contentLabel: string;
+  readonly network: NetworkPolicy;
+  readonly createdAt: number;
+  readonly updatedAt: number;
+  /** Versions in increasing order, each read when the store reaches it. At least one. */
+  readonly versions: () => AsyncIterable<ImportedVersion>;
+  readonly commentList: readonly ImportedComment[];
+  /** When the import ran (Unix ms). */
+  readonly now: number;
+}
+
+/** Drops brought in from an export (domain/import.ts). */
+export interface ImportStore {
+  /** The slug of the live drop this account imported from `source`, if any. */
+  findImportedDrop(accountId: string, source: string): Promise<string | undefined>;
+  /**
+   * Creates a drop with all its versions, files, contexts and comments and notes its source, in one transaction:
+   * all of it or nothing. Atomic with the account's drop quota (as createDrop) and with the source: of two imports of
+   * the same drop exactly one creates it, the other gets 'already_imported' (a source whose drop was deleted since is
+   * free again). Each version's bodies are encoded when the store reaches it, so a drop's versions are never all in
+   * memory. Moves the owner's comment clock past the imported comments' times.
+   */
+  importDrop(drop: ImportedDrop, maxDrops: number): Promise<DropRecord | 'quota' | 'already_imported'>;
+}
+
 /** Everything storage/ implements: the intersection of the ports above. */
 export interface Store
   extends StoreLifecycle,
@@ -667,4 +729,5 @@ export interface Store
     WarningStore,
     AccessStore,
     WebhookStore,
-    PreviewStore {}
+    PreviewStore,
+    ImportStore {}

@@ -26,6 +26,7 @@ import { historyRoutes } from './routes/history.js';
 import { mcpRoutes } from './routes/mcp.js';
 import { oauthRoutes } from './routes/oauth.js';
 import { oauthApprovalRoutes } from './routes/oauth-approval.js';
+import { portabilityRoutes } from './routes/portability.js';
 import { previewRoutes } from './routes/previews.js';
 import { prototypeRoutes } from './routes/prototypes.js';
 import { publicRoutes } from './routes/public.js';
@@ -205,6 +206,7 @@ async function registerRoutes(app: TypedApp, services: Services, options: AppOpt
   await app.register(accessRoutes, { config, schemas, links: services.links, accessLog: services.accessLog });
   await app.register(webhookRoutes, { webhooks: services.webhooks });
   await app.register(historyRoutes, { schemas, drops });
+  await app.register(portabilityRoutes, { limits: config.limits, portability: services.portability });
   await app.register(accountRoutes, { schemas, accounts });
   await app.register(discoveryRoutes, { config });
   await app.register(publicRoutes, {
@@ -248,6 +250,7 @@ async function registerRoutes(app: TypedApp, services: Services, options: AppOpt
     accounts,
     identity,
     sessions,
+    exports: services.portability.export,
   });
   await app.register(healthRoutes, {
     checkDatabase: () => services.store.ping(),

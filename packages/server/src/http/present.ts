@@ -3,8 +3,9 @@ import type { Config } from '../config.js';
 import { contentOrigins } from '../domain/content-origin.js';
 import { totalBytes } from '../domain/files.js';
 import type { Scanned } from '../domain/scan.js';
+import { statsAnswer } from '../domain/stats.js';
 import type { AccessEntry, RecipientLink } from '../domain/store.js';
-import type { DropViewStats, FoundDrop, TokenInfo, VersionFile, VersionInfo, VersionRecord } from '../domain/types.js';
+import type { DropRecord, FoundDrop, TokenInfo, VersionFile, VersionInfo, VersionRecord } from '../domain/types.js';
 
 /** Where a drop is reached: the service's base URL, and its own origin when one is configured. */
 export interface DropLinks {
@@ -101,26 +102,7 @@ export function presentVersion(version: VersionRecord, latest: number, files: re
 }
 
 /** Read receipts (docs/api.md, "Read receipts"); a version's first render is not part of the answer. */
-export function presentStats(stats: DropViewStats & { readonly links?: readonly RecipientLink[] }) {
-  return {
-    links: (stats.links ?? []).map((l) => ({
-      id: l.id,
-      label: l.label,
-      views: l.views,
-      last_viewed_at: l.lastViewedAt,
-    })),
-    views: stats.views,
-    unique_viewers: stats.uniqueViewers,
-    first_viewed_at: stats.firstViewedAt,
-    last_viewed_at: stats.lastViewedAt,
-    versions: stats.versions.map((v) => ({
-      version: v.version,
-      views: v.views,
-      unique_viewers: v.uniqueViewers,
-      last_viewed_at: v.lastViewedAt,
-    })),
-  };
-}
+export const presentStats = statsAnswer;
 
 export function presentToken(token: TokenInfo) {
   return {

@@ -13,6 +13,7 @@ import { commentStore } from './kysely/comments.js';
 import { deviceRequestStore } from './kysely/device-requests.js';
 import { dropStore } from './kysely/drops.js';
 import { idempotencyStore } from './kysely/idempotency.js';
+import { importStore } from './kysely/imports.js';
 import { oauthStore } from './kysely/oauth.js';
 import { previewStore } from './kysely/previews.js';
 import { rateWindowStore } from './kysely/rate-windows.js';
@@ -65,5 +66,6 @@ export function createKyselyStore(dialect: Dialect): Store {
     ...warningStore(db),
     ...accessStore(db),
     ...previewStore(db),
+    ...importStore(db, bodies),
   };
 }

@@ -20,6 +20,7 @@ const TABLES = [
   { name: 'accounts', key: ['id'] },
   { name: 'tokens', key: ['id'] },
   { name: 'drops', key: ['slug'] },
+  { name: 'imported_drops', key: ['account_id', 'source'] },
   { name: 'bodies', key: ['hash'] },
   { name: 'versions', key: ['slug', 'version'] },
   { name: 'version_warnings', key: ['slug', 'version'] },

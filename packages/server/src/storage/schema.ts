@@ -326,12 +326,25 @@ export interface SearchIndexTable {
   context: string;
 }
 
+/**
+ * Drops made by an import (migration 0019; docs/decisions/0039-export-and-import.md): the archive's id of each, so
+ * that importing the same archive again creates nothing. The row goes with its drop.
+ */
+export interface ImportedDropsTable {
+  account_id: string;
+  /** `<exporting account id>/<slug in the archive>`. */
+  source: string;
+  slug: string;
+  created_at: number;
+}
+
 export interface Database {
   webhooks: WebhooksTable;
   webhook_deliveries: WebhookDeliveriesTable;
   webhook_attempts: WebhookAttemptsTable;
   search_texts: SearchTextsTable;
   search_index: SearchIndexTable;
+  imported_drops: ImportedDropsTable;
   idempotency_keys: IdempotencyKeysTable;
   drop_views: DropViewsTable;
   drop_viewers: DropViewersTable;

@@ -6,6 +6,7 @@ import { listCommand, search, show, versions } from './list.js';
 import { login, logout, whoami } from './login.js';
 import { open } from './open.js';
 import { passcode } from './passcode.js';
+import { exportCommand, importCommand } from './portability.js';
 import { publish, update } from './publish.js';
 import { rm } from './remove.js';
 import { resolve } from './resolve.js';
@@ -33,4 +34,6 @@ export const COMMANDS: Readonly<Record<string, Command>> = {
   tokens,
   revoke,
   open,
+  export: exportCommand,
+  import: importCommand,
 };

@@ -142,6 +142,13 @@ export interface ListPage {
   readonly error?: string;
 }
 
+/** "Download everything" (docs/console.md): the export of every drop, below the list. */
+const downloadEverything = `<section class="download" id="download-everything" aria-labelledby="download-heading">
+<h2 id="download-heading">Take everything with you</h2>
+<p class="muted">One zip of every drop: each version's page, files and context, the settings, comments and view counts.
+Import it into another htmldrop service with <code>htmldrop import</code>.</p>
+<p><a class="button" href="/console/export" download id="download-everything-link">Download everything</a></p></section>`;
+
 /** `/console`: the owner's drops. */
 export function dropListPage(page: ListPage): string {
   const { state, drops, total, totalPages } = page;
@@ -166,7 +173,7 @@ export function dropListPage(page: ListPage): string {
     nonce: page.nonce,
     who: page.who,
     current: 'drops',
-    body: `<h1>Your drops</h1>${page.done === undefined ? '' : notice('ok', page.done)}${page.error === undefined ? '' : notice('err', page.error)}<section>${filterForm(state)}</section>${list}`,
+    body: `<h1>Your drops</h1>${page.done === undefined ? '' : notice('ok', page.done)}${page.error === undefined ? '' : notice('err', page.error)}<section>${filterForm(state)}</section>${list}${total === 0 && !filtered ? '' : downloadEverything}`,
   });
 }
 

@@ -12,6 +12,7 @@ import type { Config } from '../../config.js';
 import type { AccountDeps } from '../../domain/accounts.js';
 import type { CommentDeps } from '../../domain/comments.js';
 import type { DropDeps } from '../../domain/drops.js';
+import type { ExportDeps } from '../../domain/export.js';
 import type { StatsDeps } from '../../domain/stats.js';
 import { type ApiError, isApiError } from '../../errors.js';
 import type { IdentityProvider } from '../../identity/index.js';
@@ -32,6 +33,8 @@ export interface ConsoleRouteDeps {
   readonly accounts: AccountDeps;
   readonly identity: IdentityProvider;
   readonly sessions: WebSessions;
+  /** "Download everything" (docs/console.md): the export of docs/api.md, "Export and import". */
+  readonly exports: ExportDeps;
 }
 
 /** A signed-in request: who, the nonce of its page, and the CSRF token its forms carry. */

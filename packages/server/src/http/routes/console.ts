@@ -5,9 +5,11 @@
 import type { FastifyRequest } from 'fastify';
 import { listTokens, revokeOwnToken } from '../../domain/accounts.js';
 import * as drops from '../../domain/drops.js';
+import { exportEntries } from '../../domain/export.js';
 import { searchTerms } from '../../domain/search.js';
 import type { ListQuery, Metadata } from '../../domain/types.js';
 import { ApiError, isApiError } from '../../errors.js';
+import { zipStream } from '../../portability/zip-writer.js';
 import { acceptFormPosts } from '../forms.js';
 import { DEFAULT_SORT, dropListPage, type ListState, SORTS, tokensPage } from '../pages/console.js';
 import { METADATA_KEY_PATTERN } from '../schemas.js';
@@ -21,6 +23,7 @@ import {
   doneOf,
   logout,
 } from './console-kit.js';
+import { exportFileName } from './portability.js';
 import { beginSignIn } from './sign-in.js';
 
 /** Drops per console page. */
@@ -124,6 +127,25 @@ function registerTokenPages(app: TypedApp, kit: ConsoleKit, deps: ConsoleRouteDe
   );
 }
 
+/**
+ * GET /console/export: "Download everything", the owner's export as one zip (docs/console.md). A GET that changes
+ * nothing, like the API's `GET /api/export`: signed out, the sign-in page.
+ */
+function registerExport(app: TypedApp, kit: ConsoleKit, deps: ConsoleRouteDeps): void {
+  app.get(
+    '/console/export',
+    { schema: { hide: true } },
+    kit.page(async (v, _request, reply) => {
+      const entries = await exportEntries(deps.exports, v.session.accountId);
+      return reply
+        .header('cache-control', 'no-store')
+        .type('application/zip')
+        .header('content-disposition', `attachment; filename="${exportFileName(deps.exports.clock.now())}"`)
+        .send(zipStream(entries));
+    }),
+  );
+}
+
 export async function consoleRoutes(app: TypedApp, deps: ConsoleRouteDeps): Promise<void> {
   const kit = createConsoleKit(deps);
   const signIn = {
@@ -143,4 +165,5 @@ export async function consoleRoutes(app: TypedApp, deps: ConsoleRouteDeps): Prom
   app.get('/console', hide, listRoute(kit, deps));
   registerDropPages(app, kit, deps);
   registerTokenPages(app, kit, deps);
+  registerExport(app, kit, deps);
 }

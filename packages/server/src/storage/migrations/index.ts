@@ -17,6 +17,7 @@ import { visibility } from './0015-visibility.js';
 import { webhooks } from './0016-webhooks.js';
 import { searchIndex } from './0017-search-index.js';
 import { versionPreviews } from './0018-version-previews.js';
+import { importedDrops } from './0019-imported-drops.js';
 
 /** Ordered migrations. Names sort in application order; never rename or edit a released one. */
 const MIGRATIONS: Record<string, Migration> = {
@@ -38,6 +39,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '0016-webhooks': webhooks,
   '0017-search-index': searchIndex,
   '0018-version-previews': versionPreviews,
+  '0019-imported-drops': importedDrops,
 };
 
 export const migrationProvider: MigrationProvider = {
