@@ -79,6 +79,24 @@ export async function createTestDatabase(dialect: DialectName = TEST_DIALECT): P
 }
 
 /**
+ * A raw handle on a database the service migrated, at the newest migration: for tests that look at what the service
+ * stored. (openAtMigration() with the name of a migration that was once the newest would undo every later one.)
+ */
+export async function openMigrated(database: TestDatabase): Promise<Kysely<Database>> {
+  const opened =
+    database.dialect === 'sqlite' ? openSqlite(database.dataDir) : openPostgres(database.databaseUrl ?? '');
+  const schema = await opened.migrationSchema();
+  const migrator = new Migrator({
+    db: opened.db,
+    provider: migrationProvider,
+    ...(schema === undefined ? {} : { migrationTableSchema: schema }),
+  });
+  const { error } = await migrator.migrateToLatest();
+  if (error !== undefined) throw error;
+  return opened.db;
+}
+
+/**
  * The database as an earlier version left it: migrated up to `migration` (a name in storage/migrations/index.ts),
  * for upgrade tests. The caller writes what that version stored, then migrates with a store, and destroys `db`.
  */

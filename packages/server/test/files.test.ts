@@ -8,7 +8,7 @@ import type { Kysely } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { documentBodyLimit } from '../src/http/json-body.js';
 import type { Database } from '../src/storage/schema.js';
-import { openAtMigration } from './databases.js';
+import { openMigrated } from './databases.js';
 import { createHarness, type Harness, page } from './helpers.js';
 
 let h: Harness;
@@ -25,7 +25,7 @@ const LIMITS = {
 beforeAll(async () => {
   h = await createHarness({ limits: LIMITS });
   token = await h.token('owner');
-  raw = await openAtMigration(h.database, '0013-version-files');
+  raw = await openMigrated(h.database);
 });
 afterAll(async () => {
   await raw?.destroy();

@@ -7,7 +7,7 @@ import type { Kysely } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../src/config.js';
 import { bodyHash } from '../src/storage/bodies.js';
-import { openAtMigration } from './databases.js';
+import { openMigrated } from './databases.js';
 import { createHarness, createTestClock, type Harness, page } from './helpers.js';
 import { decodePng, differingShare } from './png.js';
 
@@ -120,7 +120,7 @@ describe('a locked drop', () => {
 describe('stored screenshots', () => {
   let raw: Kysely<Record<string, Record<string, unknown>>>;
   beforeAll(async () => {
-    raw = (await openAtMigration(h.database, '0018-version-previews')) as unknown as typeof raw;
+    raw = (await openMigrated(h.database)) as unknown as typeof raw;
   });
   afterAll(() => raw.destroy());
 

@@ -10,7 +10,7 @@ import type { AddressInfo } from 'node:net';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { attemptOneDelivery, BACKOFF_MS, type WebhookSender } from '../src/domain/webhooks.js';
-import { openAtMigration } from './databases.js';
+import { openMigrated } from './databases.js';
 import { createHarness, createTestClock, type Harness, page } from './helpers.js';
 import { type Cluster, call, createCluster } from './instances.js';
 
@@ -142,7 +142,7 @@ describe('registering a webhook', () => {
       url: 'https://hooks.example.test/',
       events: ['drop.viewed'],
     });
-    const raw = await openAtMigration(cluster.database, '0016-webhooks');
+    const raw = await openMigrated(cluster.database);
     try {
       const row = await raw
         .selectFrom('webhooks')

@@ -5,7 +5,7 @@
 import { createHash } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestDatabase, DIALECTS, openAtMigration, type TestDatabase } from '../../test/databases.js';
+import { createTestDatabase, DIALECTS, openMigrated, type TestDatabase } from '../../test/databases.js';
 import { newContentLabel } from '../domain/content-origin.js';
 import type { NewComment, NewDrop, NewFile, Store } from '../domain/store.js';
 import type { Account, ViewBatch } from '../domain/types.js';
@@ -31,7 +31,7 @@ for (const dialect of DIALECTS) {
         'u_ann0000000000000',
         T0,
       );
-      raw = await openAtMigration(database, '0018-version-previews');
+      raw = await openMigrated(database);
     });
     afterAll(async () => {
       await raw.destroy();
