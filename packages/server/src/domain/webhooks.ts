@@ -226,16 +226,22 @@ export async function attemptOneDelivery(deps: AttemptDeps): Promise<boolean> {
   if (claimed === undefined) return false;
   const started = performance.now();
   const secret = deps.seal.open(claimed.sealedSecret);
-  const result =
-    secret === undefined
-      ? { error: 'the secret cannot be opened: the service secret changed since it was made' }
-      : await deps.sender.deliver({
-          url: claimed.url,
-          id: claimed.id,
-          timestampSeconds: Math.floor(deps.clock.now() / 1000),
-          body: claimed.body,
-          secret,
-        });
+  let result: { readonly status?: number; readonly error?: string };
+  try {
+    result =
+      secret === undefined
+        ? { error: 'the secret cannot be opened: the service secret changed since it was made' }
+        : await deps.sender.deliver({
+            url: claimed.url,
+            id: claimed.id,
+            timestampSeconds: Math.floor(deps.clock.now() / 1000),
+            body: claimed.body,
+            secret,
+          });
+  } catch (error) {
+    // A sender that throws failed this attempt; the delivery is rescheduled like any other failure.
+    result = { error: (error as Error).message };
+  }
   const at = deps.clock.now();
   const ok = result.status !== undefined && result.status >= 200 && result.status < 300;
   const schedule = deps.backoffMs ?? BACKOFF_MS;
