@@ -210,6 +210,23 @@ export async function enqueueEvent(deps: WebhookDeps, event: DropEvent): Promise
   return hooks.length;
 }
 
+/**
+ * Puts a `webhook.test` event in the endpoint's outbox (the console's "Send test event"), delivered like any other:
+ * `data` holds the endpoint's id and nothing of any drop.
+ */
+export async function sendTestEvent(deps: WebhookDeps, accountId: string, id: string): Promise<void> {
+  const webhook = await ownedWebhook(deps, accountId, id);
+  const at = deps.clock.now();
+  const body = JSON.stringify({
+    type: 'webhook.test',
+    timestamp: new Date(at).toISOString(),
+    data: { webhook_id: webhook.id },
+  });
+  await deps.store.enqueueDeliveries([
+    { id: `msg_${randomBase62(22, deps.random)}`, webhookId: webhook.id, type: 'webhook.test', body, createdAt: at },
+  ]);
+}
+
 /** What an attempt needs besides the store: the sender and the retry schedule (tests shorten it). */
 export interface AttemptDeps extends WebhookDeps {
   readonly sender: WebhookSender;

@@ -242,6 +242,7 @@ async function registerRoutes(app: TypedApp, services: Services, options: AppOpt
     accounts,
     identity,
     sessions,
+    webhooks: services.webhooks,
   });
   await app.register(healthRoutes, {
     checkDatabase: () => services.store.ping(),

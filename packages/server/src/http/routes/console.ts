@@ -20,6 +20,7 @@ import {
   doneOf,
   logout,
 } from './console-kit.js';
+import { registerWebhookPages } from './console-webhooks.js';
 import { beginSignIn } from './sign-in.js';
 
 /** Drops per console page. */
@@ -131,4 +132,5 @@ export async function consoleRoutes(app: TypedApp, deps: ConsoleRouteDeps): Prom
   app.get('/console', hide, listRoute(kit, deps));
   registerDropPages(app, kit, deps);
   registerTokenPages(app, kit, deps);
+  registerWebhookPages(app, kit, deps);
 }
