@@ -22,6 +22,7 @@ import {
   slugPath,
   type UpdateOptions,
   versionNumber,
+  webhookPath,
   wholeNumber,
 } from './request-parts.js';
 import {
@@ -39,6 +40,7 @@ import type {
   CommentQuery,
   CommentScope,
   CreateDropInput,
+  CreatedWebhook,
   DeviceFlowPoll,
   DeviceFlowStart,
   DiffQuery,
@@ -55,6 +57,9 @@ import type {
   UpdateDropInput,
   Version,
   VersionListItem,
+  WebhookDelivery,
+  WebhookInfo,
+  WebhookInput,
 } from './types.js';
 
 /** Options of an export: which drops (all when absent) and the bytes received so far. */
@@ -465,6 +470,29 @@ export class HtmlDropClient {
       expect: 'empty',
       ...options,
     });
+  }
+
+  // ---- webhooks (docs/api.md, "Webhooks") ----
+
+  /** POST /api/webhooks: a new endpoint; its `secret` is in this answer only. */
+  createWebhook(input: WebhookInput, options: CallOptions = {}): Promise<CreatedWebhook> {
+    return this.#json('POST', '/api/webhooks', { body: input, ...callParts(options, false) });
+  }
+
+  /** GET /api/webhooks: your endpoints, oldest first, each with its last delivery attempt. */
+  async listWebhooks(options: CallOptions = {}): Promise<WebhookInfo[]> {
+    return (await this.#json<{ data: WebhookInfo[] }>('GET', '/api/webhooks', callParts(options, false))).data;
+  }
+
+  /** DELETE /api/webhooks/<id>: the endpoint, its pending deliveries and its log go. */
+  async deleteWebhook(id: string, options: CallOptions = {}): Promise<void> {
+    await this.#transport.request({ method: 'DELETE', path: webhookPath(id), expect: 'empty', ...options });
+  }
+
+  /** GET /api/webhooks/<id>/deliveries: the endpoint's last 100 attempts, newest first. */
+  async listWebhookDeliveries(id: string, options: CallOptions = {}): Promise<WebhookDelivery[]> {
+    const path = `${webhookPath(id)}/deliveries`;
+    return (await this.#json<{ data: WebhookDelivery[] }>('GET', path, callParts(options, false))).data;
   }
 
   // ---- public serving (docs/api.md 4.6) ----

@@ -18,6 +18,11 @@ export function commentPath(slug: string, id: string): string {
   return `/api/drops/${slugPath(slug)}/comments/${encodeURIComponent(id)}`;
 }
 
+/** /api/webhooks/<id> (docs/api.md, "Webhooks"). */
+export function webhookPath(id: string): string {
+  return `/api/webhooks/${encodeURIComponent(id)}`;
+}
+
 export function wholeNumber(n: number, what: string, max = Number.MAX_SAFE_INTEGER): string {
   if (!Number.isInteger(n) || n < 0 || n > max) {
     throw new HtmlDropError(

@@ -384,3 +384,57 @@ export interface ImportResult {
    */
   readonly skipped: ReadonlyArray<{ readonly from: string; readonly reason: string; readonly slug?: string }>;
 }
+
+// ---- webhooks (docs/api.md, "Webhooks") ----
+
+/** The event types a webhook can subscribe to. */
+export type WebhookEventType =
+  | 'drop.created'
+  | 'drop.version_created'
+  | 'drop.deleted'
+  | 'comment.created'
+  | 'comment.resolved'
+  | 'access.refused'
+  | 'drop.viewed';
+
+/** POST /api/webhooks. */
+export interface WebhookInput {
+  /** `https://` and a public address. */
+  readonly url: string;
+  readonly events: readonly WebhookEventType[];
+  /** Only this drop's events; absent or null: every drop of yours. */
+  readonly slug?: string | null;
+}
+
+/** One delivery attempt, as GET /api/webhooks/<id>/deliveries lists it. */
+export interface WebhookDelivery {
+  /** The `webhook-id` of the event, the same on every retry. */
+  readonly event_id: string;
+  readonly type: string;
+  readonly at: number;
+  readonly status: 'delivered' | 'retrying' | 'failed';
+  readonly http_status: number | null;
+  readonly error: string | null;
+  readonly duration_ms: number;
+  readonly next_retry_at: number | null;
+}
+
+/** A registered endpoint (never with its secret, except in CreatedWebhook). */
+export interface WebhookInfo {
+  /** `wh_` and 16 base62 characters. */
+  readonly id: string;
+  readonly url: string;
+  readonly events: WebhookEventType[];
+  readonly slug: string | null;
+  readonly created_at: number;
+  /** Set once the endpoint failed for 3 days; it then gets nothing more. */
+  readonly disabled_at: number | null;
+  /** The newest attempt, once one was made (listings only). */
+  readonly last_delivery?: WebhookDelivery;
+}
+
+/** The answer of POST /api/webhooks: the endpoint and its signing secret, shown this once. */
+export interface CreatedWebhook extends WebhookInfo {
+  /** `whsec_…`: verify deliveries with any Standard Webhooks library. */
+  readonly secret: string;
+}

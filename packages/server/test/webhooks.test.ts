@@ -451,3 +451,50 @@ describe('the retry schedule', () => {
     expect(await attemptOneDelivery(deps)).toBe(false);
   });
 });
+
+describe('the delivery worker', () => {
+  it('on stop, finishes and records the attempt under way, then claims nothing more', async () => {
+    const got: string[] = [];
+    let answerNow: () => void = () => undefined;
+    const slow = http.createServer((request, response) => {
+      request.resume();
+      request.on('end', () => {
+        got.push(String(request.headers['webhook-id']));
+        answerNow = () => response.writeHead(200).end();
+      });
+    });
+    await new Promise<void>((resolve) => slow.listen(0, '127.0.0.1', resolve));
+    const url = `http://127.0.0.1:${(slow.address() as AddressInfo).port}/`;
+    const cluster = await createCluster({
+      size: 1,
+      worker: true,
+      env: { HTMLDROP_WEBHOOK_ALLOW_PRIVATE: '1' },
+      services: { webhookPollMs: 50 },
+    });
+    try {
+      const only = cluster.at(0);
+      const ann = await cluster.token('ann');
+      const made = await call(only, 'POST', '/api/webhooks', ann, { url, events: ['drop.created'] });
+      await call(only, 'POST', '/api/drops', ann, { title: 'a', html: page() });
+      const until = Date.now() + 5000;
+      while (got.length === 0 && Date.now() < until) await new Promise((r) => setTimeout(r, 20));
+      expect(got).toHaveLength(1);
+      let stopped = false;
+      const stopping = only.services.webhookWorker.stop().then(() => {
+        stopped = true;
+      });
+      await new Promise((r) => setTimeout(r, 200));
+      expect(stopped).toBe(false);
+      answerNow();
+      await stopping;
+      const log = (await call(only, 'GET', `/api/webhooks/${made.json.id}/deliveries`, ann)).json.data;
+      expect(log[0]).toMatchObject({ status: 'delivered', http_status: 200 });
+      await call(only, 'POST', '/api/drops', ann, { title: 'b', html: page() });
+      await new Promise((r) => setTimeout(r, 300));
+      expect(got).toHaveLength(1);
+    } finally {
+      await cluster.close();
+      await new Promise<void>((resolve) => slow.close(() => resolve()));
+    }
+  });
+});

@@ -570,7 +570,8 @@ export interface WebhookRecord {
 export interface NewDelivery {
   readonly id: string;
   readonly webhookId: string;
-  readonly type: EventType;
+  /** An event type, or `webhook.test` (the console's test button). */
+  readonly type: EventType | 'webhook.test';
   /** The exact body every attempt sends. */
   readonly body: string;
   readonly createdAt: number;

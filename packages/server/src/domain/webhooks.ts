@@ -210,6 +210,23 @@ export async function enqueueEvent(deps: WebhookDeps, event: DropEvent): Promise
   return hooks.length;
 }
 
+/**
+ * Puts a `webhook.test` event in the endpoint's outbox (the console's "Send test event"), delivered like any other:
+ * `data` holds the endpoint's id and nothing of any drop.
+ */
+export async function sendTestEvent(deps: WebhookDeps, accountId: string, id: string): Promise<void> {
+  const webhook = await ownedWebhook(deps, accountId, id);
+  const at = deps.clock.now();
+  const body = JSON.stringify({
+    type: 'webhook.test',
+    timestamp: new Date(at).toISOString(),
+    data: { webhook_id: webhook.id },
+  });
+  await deps.store.enqueueDeliveries([
+    { id: `msg_${randomBase62(22, deps.random)}`, webhookId: webhook.id, type: 'webhook.test', body, createdAt: at },
+  ]);
+}
+
 /** What an attempt needs besides the store: the sender and the retry schedule (tests shorten it). */
 export interface AttemptDeps extends WebhookDeps {
   readonly sender: WebhookSender;
@@ -226,16 +243,22 @@ export async function attemptOneDelivery(deps: AttemptDeps): Promise<boolean> {
   if (claimed === undefined) return false;
   const started = performance.now();
   const secret = deps.seal.open(claimed.sealedSecret);
-  const result =
-    secret === undefined
-      ? { error: 'the secret cannot be opened: the service secret changed since it was made' }
-      : await deps.sender.deliver({
-          url: claimed.url,
-          id: claimed.id,
-          timestampSeconds: Math.floor(deps.clock.now() / 1000),
-          body: claimed.body,
-          secret,
-        });
+  let result: { readonly status?: number; readonly error?: string };
+  try {
+    result =
+      secret === undefined
+        ? { error: 'the secret cannot be opened: the service secret changed since it was made' }
+        : await deps.sender.deliver({
+            url: claimed.url,
+            id: claimed.id,
+            timestampSeconds: Math.floor(deps.clock.now() / 1000),
+            body: claimed.body,
+            secret,
+          });
+  } catch (error) {
+    // A sender that throws failed this attempt; the delivery is rescheduled like any other failure.
+    result = { error: (error as Error).message };
+  }
   const at = deps.clock.now();
   const ok = result.status !== undefined && result.status >= 200 && result.status < 300;
   const schedule = deps.backoffMs ?? BACKOFF_MS;

@@ -251,6 +251,7 @@ async function registerRoutes(app: TypedApp, services: Services, options: AppOpt
     identity,
     sessions,
     exports: services.portability.export,
+    webhooks: services.webhooks,
   });
   await app.register(healthRoutes, {
     checkDatabase: () => services.store.ping(),

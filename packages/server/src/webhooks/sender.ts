@@ -14,7 +14,10 @@ import { type Resolve, WEBHOOK_TIMEOUT_MS, type WebhookSender } from '../domain/
 type WebhookClass = typeof import('standardwebhooks').Webhook;
 let loaded: Promise<WebhookClass> | undefined;
 const webhookClass = () => {
-  loaded ??= import('standardwebhooks').then((m) => m.Webhook);
+  // A CommonJS package: its exports are the namespace's own, or its default's once bundled.
+  loaded ??= import('standardwebhooks').then(
+    (m) => m.Webhook ?? (m as unknown as { default: { Webhook: WebhookClass } }).default.Webhook,
+  );
   return loaded;
 };
 

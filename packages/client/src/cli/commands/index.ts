@@ -12,6 +12,7 @@ import { rm } from './remove.js';
 import { resolve } from './resolve.js';
 import { stats } from './stats.js';
 import { revoke, tokens } from './tokens.js';
+import { webhooks } from './webhooks.js';
 
 /** Every command, by the name typed on the command line. */
 export const COMMANDS: Readonly<Record<string, Command>> = {
@@ -33,6 +34,7 @@ export const COMMANDS: Readonly<Record<string, Command>> = {
   passcode,
   tokens,
   revoke,
+  webhooks,
   open,
   export: exportCommand,
   import: importCommand,

@@ -65,7 +65,7 @@ export interface ShellOptions {
   /** The signed-in human; none on the signed-out page. */
   readonly who?: { readonly login: string; readonly provider: string; readonly csrf: string };
   /** Which navigation entry is the current page. */
-  readonly current?: 'drops' | 'tokens';
+  readonly current?: 'drops' | 'tokens' | 'webhooks';
   readonly body: string;
   /** A page's own `<style>` element, placed in the head after the console's. */
   readonly style?: string;
@@ -74,12 +74,12 @@ export interface ShellOptions {
 /** A whole console page. */
 export function consoleShell(options: ShellOptions): string {
   const { who, current } = options;
-  const navLink = (key: 'drops' | 'tokens', href: string, text: string) =>
+  const navLink = (key: 'drops' | 'tokens' | 'webhooks', href: string, text: string) =>
     `<a href="${href}"${current === key ? ' aria-current="page"' : ''}>${text}</a>`;
   const account =
     who === undefined
       ? ''
-      : `<nav aria-label="Console">${navLink('drops', '/console', 'Drops')}${navLink('tokens', '/console/tokens', 'Tokens')}</nav>
+      : `<nav aria-label="Console">${navLink('drops', '/console', 'Drops')}${navLink('tokens', '/console/tokens', 'Tokens')}${navLink('webhooks', '/console/webhooks', 'Webhooks')}</nav>
 <div class="who"><span id="signed-in-as">Signed in as <strong>${escapeHtml(who.login)}</strong> (${escapeHtml(who.provider)})</span>
 <form method="post" action="/console/logout">${csrfField(who.csrf)}<button class="link" type="submit" id="sign-out">Sign out</button></form></div>`;
   return `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">

@@ -96,15 +96,16 @@ describe('renderViewer', () => {
     const html = renderViewer(
       model({ version: 1, latestVersion: 1, versions: [{ version: 1, createdAt: Date.UTC(2026, 0, 2) }] }),
     );
-    expect(html).not.toContain('version-picker');
+    expect(html).not.toContain('id="version-picker"');
     expect(html).toContain('>v1</span>');
-    expect(scriptTags(html)).toEqual([]);
+    // The one script, under the nonce: the page follows the drop live (docs/api.md, "Live pages").
+    expect(scriptTags(html)).toEqual(['<script nonce="n0nce-AbC">']);
   });
 
   it('shows the older-version notice only when the shown version is not the latest', () => {
     const latest = renderViewer(model());
-    expect(latest).not.toContain('latest-link');
-    expect(latest).not.toContain('You are viewing version');
+    expect(latest).not.toContain('id="latest-link"');
+    expect(latest).not.toContain('id="version-notice"');
 
     const older = renderViewer(model({ version: 1 }));
     const text = older.replace(/<[^>]+>/g, '');

@@ -14,6 +14,7 @@ import type { CommentDeps } from '../../domain/comments.js';
 import type { DropDeps } from '../../domain/drops.js';
 import type { ExportDeps } from '../../domain/export.js';
 import type { StatsDeps } from '../../domain/stats.js';
+import type { WebhookDeps } from '../../domain/webhooks.js';
 import { type ApiError, isApiError } from '../../errors.js';
 import type { IdentityProvider } from '../../identity/index.js';
 import { type FormRefusal, formErrorHandler, formField } from '../forms.js';
@@ -35,6 +36,8 @@ export interface ConsoleRouteDeps {
   readonly sessions: WebSessions;
   /** "Download everything" (docs/console.md): the export of docs/api.md, "Export and import". */
   readonly exports: ExportDeps;
+  /** Webhook endpoints (domain/webhooks.ts), for the Webhooks page. */
+  readonly webhooks: WebhookDeps;
 }
 
 /** A signed-in request: who, the nonce of its page, and the CSRF token its forms carry. */
@@ -49,8 +52,8 @@ export type Handler = (request: FastifyRequest, reply: FastifyReply) => Promise<
 export interface ActionOptions {
   /** Whether it counts toward the write limits (what an API write would: drop changes, not token revocation). */
   readonly write: boolean;
-  /** Does it; answers where to go back to. */
-  run(session: SessionPayload, request: FastifyRequest): Promise<string>;
+  /** Does it; answers where to go back to, or (`page`) a page to show at once (a secret shown only once). */
+  run(session: SessionPayload, request: FastifyRequest, v: Visit): Promise<string | { readonly page: string }>;
   /** The page to show again, with the refusal's message. */
   refused(v: Visit, request: FastifyRequest, message: string): Promise<string>;
 }
@@ -100,6 +103,8 @@ export const DONE: Readonly<Record<string, string>> = {
   'comments-off': 'Comments are off: only you can comment on this drop now.',
   'expiry-set': 'Expiry set: the link stops working at the time shown.',
   'expiry-cleared': 'Expiry removed: the drop stays until you delete it.',
+  'webhook-removed': 'Webhook removed: it gets nothing more.',
+  'webhook-test': 'Test event queued: it is delivered within seconds; see the last delivery below.',
 };
 
 /** The `done` message a page was sent back with, if any. */
@@ -174,7 +179,10 @@ export function createConsoleKit(deps: ConsoleRouteDeps): ConsoleKit {
         if (session === undefined) return bareRefusal(reply, FOREIGN_FORM);
         try {
           if (options.write) await request.spendWrite(session.accountId);
-          const next = await options.run(session, request);
+          const v = visit(request);
+          if (v === undefined) return bareRefusal(reply, FOREIGN_FORM);
+          const next = await options.run(session, request, v);
+          if (typeof next !== 'string') return kit.show(reply, v, next.page);
           return reply.header('cache-control', 'no-store').redirect(next, 303);
         } catch (error) {
           if (!isApiError(error)) throw error;

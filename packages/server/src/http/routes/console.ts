@@ -23,6 +23,7 @@ import {
   doneOf,
   logout,
 } from './console-kit.js';
+import { registerWebhookPages } from './console-webhooks.js';
 import { exportFileName } from './portability.js';
 import { beginSignIn } from './sign-in.js';
 
@@ -166,4 +167,5 @@ export async function consoleRoutes(app: TypedApp, deps: ConsoleRouteDeps): Prom
   registerDropPages(app, kit, deps);
   registerTokenPages(app, kit, deps);
   registerExport(app, kit, deps);
+  registerWebhookPages(app, kit, deps);
 }

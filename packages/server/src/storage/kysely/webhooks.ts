@@ -153,7 +153,7 @@ export function webhookStore(db: Kysely<Database>): WebhookStorePart {
       return {
         id: claimed.id,
         webhookId: claimed.webhook_id,
-        type: claimed.type as EventType,
+        type: claimed.type as EventType | 'webhook.test',
         body: claimed.body,
         createdAt: Number(claimed.created_at),
         attempts: Number(claimed.attempts),
