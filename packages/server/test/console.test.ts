@@ -613,6 +613,7 @@ describe('the list', () => {
       title: 'Weekly',
       html: page('The <b>hippo</b> & crocodile count went up <script>nope()</script>'),
     });
+    clock.advance(1000); // created a second apart: "oldest first" has one answer
     const inTitle = await make({ title: 'Hippo census' });
     await make({ title: 'Other', metadata: { project: 'zoo' } });
     const s = await signIn('seeker');

@@ -307,14 +307,13 @@ export interface WebhookAttemptsTable {
 }
 
 /**
- * A drop's entry of the search index (migration 0017; docs/decisions/0037-full-text-search-words-made-once.md): its
- * latest version's text as indexed, for snippets. On SQLite `id` is the rowid of its row in `search_index`; on
- * PostgreSQL the row also holds each field's words as a tsvector (written and read in raw SQL, kysely/search.ts).
+ * A drop's entry of the search index (migration 0017; docs/decisions/0037-full-text-search-words-made-once.md). On
+ * SQLite `id` is the rowid of its row in `search_index`, which holds the text; on PostgreSQL the row also holds the
+ * latest version's indexed text (`content`) and each field's words as a tsvector (raw SQL, kysely/search.ts).
  */
 export interface SearchTextsTable {
   id: Generated<number>;
   slug: string;
-  content: string;
 }
 
 /** SQLite only: the FTS5 table, a row per drop, each field's folded words (kysely/search.ts). */
@@ -324,6 +323,8 @@ export interface SearchIndexTable {
   description: string;
   content: string;
   context: string;
+  /** Unindexed: the latest version's indexed text, for snippets. */
+  text: string;
 }
 
 /**

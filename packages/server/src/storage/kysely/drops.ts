@@ -14,10 +14,10 @@ import { type Prepared, prepared, slot } from './prepared.js';
 import {
   type Engine,
   engineQuery,
+  foundDrops,
   keepSearchIndex,
   matchingDrops,
   relevance,
-  SEARCHED_COLUMNS,
   searchedTexts,
 } from './search.js';
 import { changeSet, DROP_COLUMNS, type DropRow, encodeNetwork, inTransaction, Rollback, toDrop } from './shared.js';
@@ -257,10 +257,9 @@ function searchList(dialect: Dialect) {
       count: prepared((executor) =>
         filtered(executor).select((eb) => eb.fn.countAll<number | string | bigint>().as('n')),
       ),
+      // The page's slugs only: ranking and sorting carry no row's columns, let alone its text.
       page: prepared((executor) => {
-        const selected = filtered(executor)
-          .select(QUALIFIED_DROP_COLUMNS)
-          .select([SEARCHED_COLUMNS.content, SEARCHED_COLUMNS.context]);
+        const selected = filtered(executor).select('drops.slug');
         const sorted = byRelevance
           ? selected.orderBy(rank, order).orderBy('drops.slug', 'asc')
           : selected.orderBy(`drops.${query.sortBy}`, query.sortOrder).orderBy('drops.slug', query.sortOrder);
@@ -292,9 +291,23 @@ function searchList(dialect: Dialect) {
     const counted = await statements.count<{ n: number | string | bigint }>(dialect.db, values);
     const total = Number(counted.rows[0]?.n ?? 0);
     if (total === 0) return { items: [], total };
-    type Found = DropRow & { search_content: string; search_context: string | null };
-    const { rows } = await statements.page<Found>(dialect.db, values);
-    return { items: rows.map((row) => ({ ...toDrop(row), searched: searchedTexts(row) })), total };
+    const { rows } = await statements.page<{ slug: string }>(dialect.db, values);
+    if (rows.length === 0) return { items: [], total };
+    const found = await foundDrops(
+      engine,
+      dialect.db,
+      rows.map((row) => row.slug),
+    )
+      .select(QUALIFIED_DROP_COLUMNS)
+      .execute();
+    const bySlug = new Map(found.map((row) => [row.slug, row]));
+    const items: ListedDrop[] = [];
+    for (const { slug } of rows) {
+      const row = bySlug.get(slug);
+      // Gone between the two statements (deleted meanwhile): left out of this page.
+      if (row !== undefined) items.push({ ...toDrop(row), searched: searchedTexts(row) });
+    }
+    return { items, total };
   };
 }
 

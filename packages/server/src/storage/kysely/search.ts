@@ -1,9 +1,10 @@
 /**
  * The search index (docs/api.md, "Search"; docs/decisions/0037-full-text-search-words-made-once.md), both engines side
- * by side: SQLite's FTS5 table `search_index` (a row per drop, its rowid the drop's `search_texts.id`) and
- * PostgreSQL's tsvector columns of `search_texts` under a GIN index. Both receive the words of domain/search.ts, folded
- * and joined by spaces. `search_texts` keeps the latest version's indexed text, for snippets; it goes with its drop
- * (a foreign key with cascade; on SQLite a trigger takes the FTS5 row with it).
+ * by side: SQLite's FTS5 table `search_index` (a row per drop, its rowid the drop's `search_texts.id`, the latest
+ * version's indexed text in its unindexed column `text`, for snippets) and PostgreSQL's tsvector column `terms` of
+ * `search_texts` (each field's words weighted: title A, description B, context C, text D) under a GIN index, beside
+ * the text (`content`). Both receive the words of domain/search.ts, folded and joined by spaces. An entry goes with its
+ * drop (a foreign key with cascade; on SQLite a trigger takes the FTS5 row with it).
  *
  * One function keeps the index, `keepSearchIndex()`, called inside the transaction of every write that changes a
  * searched field: create, a new version (PUT, restore), a change of title or description, the delete of the latest
@@ -32,19 +33,20 @@ const tsv = (n: number, weight: string) => `setweight(to_tsvector('simple', $${n
 
 const STATEMENTS = {
   sqlite: {
-    text: `insert into search_texts (slug, content) values (?, ?)
-      on conflict (slug) do update set content = excluded.content returning id`,
-    all: 'insert or replace into search_index (rowid, title, description, content, context) values (?, ?, ?, ?, ?)',
+    id: `insert into search_texts (slug) values (?)
+      on conflict (slug) do update set slug = excluded.slug returning id`,
+    all: `insert or replace into search_index (rowid, title, description, content, context, text)
+      values (?, ?, ?, ?, ?, ?)`,
     details: `update search_index set title = ?, description = ?
       where rowid = (select id from search_texts where slug = ?)`,
   },
   postgres: {
-    all: `insert into search_texts (slug, content, title_terms, description_terms, content_terms, context_terms)
-      values ($1, $2, ${tsv(3, 'A')}, ${tsv(4, 'B')}, ${tsv(5, 'D')}, ${tsv(6, 'C')})
-      on conflict (slug) do update set content = excluded.content, title_terms = excluded.title_terms,
-        description_terms = excluded.description_terms, content_terms = excluded.content_terms,
-        context_terms = excluded.context_terms`,
-    details: `update search_texts set title_terms = ${tsv(1, 'A')}, description_terms = ${tsv(2, 'B')} where slug = $3`,
+    all: `insert into search_texts (slug, content, terms)
+      values ($1, $2, ${tsv(3, 'A')} || ${tsv(4, 'B')} || ${tsv(6, 'C')} || ${tsv(5, 'D')})
+      on conflict (slug) do update set content = excluded.content, terms = excluded.terms`,
+    // The new title and description, and of the old words only the context's and the text's (weights C and D).
+    details: `update search_texts set terms = ${tsv(1, 'A')} || ${tsv(2, 'B')} || ts_filter(terms, '{c,d}')
+      where slug = $3`,
   },
 } as const;
 
@@ -69,7 +71,7 @@ export async function keepSearchIndex(
       await run(executor, STATEMENTS.sqlite.details, [title, description, slug]);
       return;
     }
-    const { rows } = await run(executor, STATEMENTS.sqlite.text, [slug, version.content.text]);
+    const { rows } = await run(executor, STATEMENTS.sqlite.id, [slug]);
     const id = rows[0]?.id;
     await run(executor, STATEMENTS.sqlite.all, [
       id,
@@ -77,6 +79,7 @@ export async function keepSearchIndex(
       description,
       version.content.words,
       indexWords(version.context),
+      version.content.text,
     ]);
     return;
   }
@@ -155,8 +158,8 @@ export function engineQuery(engine: Engine, terms: SearchTerms): string {
   return terms.words.map((word, i, all) => `'${word}'${i === all.length - 1 ? ':*' : ''}`).join(' & ');
 }
 
-/** PostgreSQL: the drop's words, the expression the GIN index of migration 0017 is built on (the same text). */
-const TERMS = sql`(search_texts.title_terms || search_texts.description_terms || search_texts.context_terms || search_texts.content_terms)`;
+/** PostgreSQL: the drop's words, the column the GIN index of migration 0017 is on. */
+const TERMS = sql`search_texts.terms`;
 
 type SearchSource = SelectQueryBuilder<Database, 'drops' | 'search_texts', object>;
 
@@ -178,19 +181,29 @@ export function matchingDrops(engine: Engine, executor: Kysely<Database>): Searc
 /** The relevance of a matching drop, and which way is best first. */
 export function relevance(engine: Engine): { readonly rank: RawBuilder<number>; readonly order: 'asc' | 'desc' } {
   // SQLite's bm25 is better the lower; ts_rank the higher. Weights: title, description, content, context.
-  if (engine === 'sqlite') return { rank: sql<number>`bm25(search_index, 8.0, 4.0, 1.0, 2.0)`, order: 'asc' };
+  if (engine === 'sqlite') return { rank: sql<number>`bm25(search_index, 8.0, 4.0, 1.0, 2.0, 0.0)`, order: 'asc' };
   return { rank: sql<number>`ts_rank(${TERMS}, to_tsquery('simple', ${slot<string>('q')}))`, order: 'desc' };
 }
 
-/** The columns a found drop's match is shown from, besides the drop's own title and description. */
-export const SEARCHED_COLUMNS = {
-  content: sql<string>`search_texts.content`.as('search_content'),
-  context: sql<
+/**
+ * The found drops of one page, by slug, with the texts their match is shown from (read for the page only: ranking
+ * and counting never read a text).
+ */
+export function foundDrops(engine: Engine, executor: Kysely<Database>, slugs: readonly string[]) {
+  const context = sql<
     string | null
   >`(select versions.context from versions where versions.slug = drops.slug and versions.version = drops.latest_version)`.as(
     'search_context',
-  ),
-} as const;
+  );
+  const base = executor.selectFrom('drops').innerJoin('search_texts', 'search_texts.slug', 'drops.slug');
+  const joined =
+    engine === 'sqlite'
+      ? base
+          .innerJoin('search_index', 'search_index.rowid', 'search_texts.id')
+          .select(sql<string>`search_index.text`.as('search_content'))
+      : base.select(sql<string>`search_texts.content`.as('search_content'));
+  return joined.select(context).where('drops.slug', 'in', [...slugs]);
+}
 
 /** The texts of a found drop's row (its title and description come with the drop's own columns). */
 export const searchedTexts = (row: {
