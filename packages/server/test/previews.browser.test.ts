@@ -130,11 +130,13 @@ describe('screenshots with HTMLDROP_CHROMIUM', () => {
     });
     outside.on('connection', () => outsideHits.push('connection'));
     await new Promise<void>((resolve) => outside.listen(0, '127.0.0.1', resolve));
+    const port = await freePort();
     shots = await createHarness({
-      env: { HTMLDROP_CHROMIUM: CHROMIUM },
+      env: { HTMLDROP_CHROMIUM: CHROMIUM, HTMLDROP_BASE_URL: `http://127.0.0.1:${port}` },
       screenshots: { timeoutMs: 4000, idleMs: 60_000 },
       limits: { maxWritesPerMinute: 10_000, maxWritesPerDay: 10_000 },
     });
+    await shots.app.listen({ port, host: '127.0.0.1' });
     shotsToken = await shots.token('shooter');
   });
   afterAll(async () => {
@@ -231,6 +233,43 @@ describe('screenshots with HTMLDROP_CHROMIUM', () => {
     });
     const cookie = String(unlocked.headers['set-cookie']).split(';')[0] ?? '';
     expect((await previewOf(`/p/${slug}/preview.png`, { cookie })).kind).toBe('screenshot');
+  });
+
+  it('the console lists drops with their thumbnails: loaded lazily, sized, no layout shift, accessible', async () => {
+    for (const colour of ['#e4572e', '#2e86de', '#1b998b']) {
+      await publishTo({ title: `Listed ${colour}`, html: colourPage(colour, colour) });
+    }
+    await queue().idle();
+    const consoleBase = shots.config.baseUrl;
+    const context = await browser.newContext({ viewport: { width: 1280, height: 800 }, bypassCSP: true });
+    const tab = await context.newPage();
+    // Every layout shift the page makes, from its first paint.
+    await tab.addInitScript(
+      'window.__shift = 0; new PerformanceObserver((l) => { for (const e of l.getEntries()) if (!e.hadRecentInput) window.__shift += e.value; }).observe({ type: "layout-shift", buffered: true });',
+    );
+    // Signed in through the local provider, as a person does.
+    await tab.goto(`${consoleBase}/console/login?next=/console`);
+    await tab.fill('input[name=username]', 'shooter');
+    await tab.click('button[type=submit]');
+    await tab.waitForURL(`${consoleBase}/console`);
+    const thumbs = tab.locator('img.thumb');
+    expect(await thumbs.count()).toBeGreaterThanOrEqual(3);
+    expect(await thumbs.first().getAttribute('loading')).toBe('lazy');
+    await tab.waitForFunction(
+      '[...document.images].filter((i) => i.classList.contains("thumb") && i.getBoundingClientRect().top < innerHeight).every((i) => i.complete && i.naturalWidth > 0)',
+    );
+    const first = await tab.evaluate(
+      '(() => { const i = document.querySelector("img.thumb"); return [i.naturalWidth, i.naturalHeight, i.offsetWidth, i.offsetHeight]; })()',
+    );
+    expect(first).toEqual([1200, 630, 160, 84]);
+    expect(await tab.evaluate('window.__shift')).toBe(0);
+    expect(blocking(await axeViolations(tab))).toEqual([]);
+    await tab.locator('#drop-list a').first().click();
+    await tab.waitForSelector('#drop-preview');
+    await tab.waitForFunction('document.getElementById("drop-preview").complete');
+    expect(await tab.evaluate('window.__shift')).toBe(0);
+    expect(blocking(await axeViolations(tab))).toEqual([]);
+    await context.close();
   });
 
   it('is not stalled by hostile pages, and no page reaches the network', async () => {

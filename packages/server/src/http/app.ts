@@ -233,6 +233,7 @@ async function registerRoutes(app: TypedApp, services: Services): Promise<void> 
     accounts,
     identity,
     sessions,
+    previews: services.previews,
   });
   await app.register(healthRoutes, {
     checkDatabase: () => services.store.ping(),

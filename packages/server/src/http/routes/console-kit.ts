@@ -15,6 +15,7 @@ import type { DropDeps } from '../../domain/drops.js';
 import type { StatsDeps } from '../../domain/stats.js';
 import { type ApiError, isApiError } from '../../errors.js';
 import type { IdentityProvider } from '../../identity/index.js';
+import type { Previews } from '../../serve/previews.js';
 import { type FormRefusal, formErrorHandler } from '../forms.js';
 import { refusePage, servicePage, showPage } from '../page-reply.js';
 import { signedOutPage, type Who } from '../pages/console.js';
@@ -32,6 +33,8 @@ export interface ConsoleRouteDeps {
   readonly accounts: AccountDeps;
   readonly identity: IdentityProvider;
   readonly sessions: WebSessions;
+  /** The drops' thumbnails (docs/console.md): their preview images, as their owner sees them. */
+  readonly previews: Previews;
 }
 
 /** A signed-in request: who, the nonce of its page, and the CSRF token its forms carry. */
