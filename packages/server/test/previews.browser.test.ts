@@ -73,7 +73,7 @@ async function embeddedText(site: http.Server, url: string): Promise<string | un
     await embed.waitForLoadState('load');
     if (!embed.url().startsWith(`${base}/p/`)) return undefined;
     const drop = await waitForChild(embed);
-    return drop === undefined ? undefined : await drop.locator('body').innerText();
+    return drop === undefined ? undefined : ((await drop.locator('body').textContent()) ?? undefined);
   } finally {
     await tab.close();
   }
@@ -94,6 +94,23 @@ describe('a site embeds a drop through oEmbed', () => {
     await tab.goto(`${siteUrl(allowed)}/?url=${encodeURIComponent(url)}`);
     const box = await tab.locator('iframe').first().boundingBox();
     expect([box?.width, box?.height]).toEqual([640, 480]);
+    await tab.close();
+  });
+
+  it('the viewer’s head, as Chromium parses it, names the card image and the oEmbed answer', async () => {
+    const { slug, url } = await publish({ title: 'Card <&> "title"', html: page('card') });
+    const tab = await browser.newPage();
+    await tab.goto(url);
+    const tags = (await tab.evaluate(
+      `[...document.head.querySelectorAll('meta[property], meta[name], link[rel=alternate]')].map((e) => [e.getAttribute('property') ?? e.getAttribute('name') ?? e.type, e.content ?? e.href])`,
+    )) as [string, string][];
+    const tag = new Map(tags);
+    expect(tag.get('og:title')).toBe('Card <&> "title"');
+    expect(tag.get('og:image')).toBe(`${base}/p/${slug}/preview.png?v=1`);
+    expect(tag.get('twitter:card')).toBe('summary_large_image');
+    const oembed = tag.get('application/json+oembed') as string;
+    const answer = (await (await fetch(oembed)).json()) as { title: string; type: string };
+    expect(answer).toMatchObject({ title: 'Card <&> "title"', type: 'rich' });
     await tab.close();
   });
 
@@ -300,4 +317,19 @@ describe('screenshots with HTMLDROP_CHROMIUM', () => {
     expect(queue().stats.failed).toBeGreaterThanOrEqual(1);
     expect(queue().stats.launches).toBeGreaterThanOrEqual(2);
   }, 60_000);
+
+  it('closes with the service at once, even while a page hangs, and takes no job after', async () => {
+    await publishTo({ title: 'Hangs', html: '<!doctype html><body><script>for (;;) {}</script></body>' });
+    // The job has started (its browser runs) when the queue is closed.
+    await expect.poll(() => queue().browserRunning(), { timeout: 10_000, interval: 20 }).toBe(true);
+    const started = Date.now();
+    await queue().close();
+    expect(Date.now() - started).toBeLessThan(3000);
+    expect(queue().browserRunning()).toBe(false);
+    const launches = queue().stats.launches;
+    await publishTo({ title: 'After close', html: colourPage('#e4572e', 'x') });
+    await queue().idle();
+    expect(queue().browserRunning()).toBe(false);
+    expect(queue().stats.launches).toBe(launches);
+  });
 });
