@@ -10,7 +10,7 @@ import type { Browser, Frame } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTitleCards } from '../src/serve/title-card.js';
 import { axeViolations, blocking } from './axe.js';
-import { CHROMIUM, launchBrowser } from './browser.js';
+import { CHROMIUM, launchBrowser, screenshotPath } from './browser.js';
 import { createHarness, type Harness, page } from './helpers.js';
 import { decodePng, differingShare, pixelAt } from './png.js';
 import { freePort } from './process.js';
@@ -286,7 +286,24 @@ describe('screenshots with HTMLDROP_CHROMIUM', () => {
     await tab.waitForFunction('document.getElementById("drop-preview").complete');
     expect(await tab.evaluate('window.__shift')).toBe(0);
     expect(blocking(await axeViolations(tab))).toEqual([]);
+    const dropUrl = tab.url();
+    // For reviewers: the list, the drop page and an embed, on a desktop, a phone and in the dark.
+    const signedIn = await context.storageState();
     await context.close();
+    const looks = {
+      desktop: { viewport: { width: 1280, height: 800 } },
+      phone: { viewport: { width: 390, height: 844 }, isMobile: true },
+      dark: { viewport: { width: 1280, height: 800 }, colorScheme: 'dark' as const },
+    };
+    for (const [name, look] of Object.entries(looks)) {
+      const shotContext = await browser.newContext({ ...look, storageState: signedIn });
+      const shot = await shotContext.newPage();
+      await shot.goto(`${consoleBase}/console`, { waitUntil: 'networkidle' });
+      await shot.screenshot({ path: screenshotPath(`console-thumbnails-${name}`) });
+      await shot.goto(dropUrl, { waitUntil: 'networkidle' });
+      await shot.screenshot({ path: screenshotPath(`console-drop-preview-${name}`) });
+      await shotContext.close();
+    }
   });
 
   it('is not stalled by hostile pages, and no page reaches the network', async () => {
