@@ -350,3 +350,25 @@ describe('screenshots with HTMLDROP_CHROMIUM', () => {
     expect(queue().stats.launches).toBe(launches);
   });
 });
+
+describe('screenshots without content origins (HTMLDROP_CONTENT_ORIGIN=off)', () => {
+  it('render the drop from its raw folder, with its files', async () => {
+    const raw = await createHarness({ env: { HTMLDROP_CHROMIUM: CHROMIUM, HTMLDROP_CONTENT_ORIGIN: 'off' } });
+    try {
+      expect(raw.services.contentHosts).toBeUndefined();
+      const rawToken = await raw.token('raw');
+      const html = '<!doctype html><link rel="stylesheet" href="style.css"><body><p>styled</p></body>';
+      const css = 'body{margin:0;background:#2e86de;height:100vh}';
+      const created = await raw.call('POST', '/api/drops', {
+        token: rawToken,
+        body: { title: 'Raw', html, files: { 'style.css': { content: css } } },
+      });
+      await raw.services.screenshots?.idle();
+      const response = await raw.app.inject({ method: 'GET', url: `/p/${created.json.slug}/preview.png` });
+      expect(response.headers['x-preview']).toBe('screenshot');
+      expect(pixelAt(decodePng(response.rawPayload), 600, 500)).toEqual([0x2e, 0x86, 0xde]);
+    } finally {
+      await raw.close();
+    }
+  });
+});
