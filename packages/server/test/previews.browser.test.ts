@@ -10,7 +10,7 @@ import type { Browser, Frame } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTitleCards } from '../src/serve/title-card.js';
 import { axeViolations, blocking } from './axe.js';
-import { CHROMIUM, launchBrowser } from './browser.js';
+import { CHROMIUM, launchBrowser, screenshotPath } from './browser.js';
 import { createHarness, type Harness, page } from './helpers.js';
 import { decodePng, differingShare, pixelAt } from './png.js';
 import { freePort } from './process.js';
@@ -73,7 +73,7 @@ async function embeddedText(site: http.Server, url: string): Promise<string | un
     await embed.waitForLoadState('load');
     if (!embed.url().startsWith(`${base}/p/`)) return undefined;
     const drop = await waitForChild(embed);
-    return drop === undefined ? undefined : await drop.locator('body').innerText();
+    return drop === undefined ? undefined : ((await drop.locator('body').textContent()) ?? undefined);
   } finally {
     await tab.close();
   }
@@ -94,6 +94,23 @@ describe('a site embeds a drop through oEmbed', () => {
     await tab.goto(`${siteUrl(allowed)}/?url=${encodeURIComponent(url)}`);
     const box = await tab.locator('iframe').first().boundingBox();
     expect([box?.width, box?.height]).toEqual([640, 480]);
+    await tab.close();
+  });
+
+  it('the viewer’s head, as Chromium parses it, names the card image and the oEmbed answer', async () => {
+    const { slug, url } = await publish({ title: 'Card <&> "title"', html: page('card') });
+    const tab = await browser.newPage();
+    await tab.goto(url);
+    const tags = (await tab.evaluate(
+      `[...document.head.querySelectorAll('meta[property], meta[name], link[rel=alternate]')].map((e) => [e.getAttribute('property') ?? e.getAttribute('name') ?? e.type, e.content ?? e.href])`,
+    )) as [string, string][];
+    const tag = new Map(tags);
+    expect(tag.get('og:title')).toBe('Card <&> "title"');
+    expect(tag.get('og:image')).toBe(`${base}/p/${slug}/preview.png?v=1`);
+    expect(tag.get('twitter:card')).toBe('summary_large_image');
+    const oembed = tag.get('application/json+oembed') as string;
+    const answer = (await (await fetch(oembed)).json()) as { title: string; type: string };
+    expect(answer).toMatchObject({ title: 'Card <&> "title"', type: 'rich' });
     await tab.close();
   });
 
@@ -130,11 +147,13 @@ describe('screenshots with HTMLDROP_CHROMIUM', () => {
     });
     outside.on('connection', () => outsideHits.push('connection'));
     await new Promise<void>((resolve) => outside.listen(0, '127.0.0.1', resolve));
+    const port = await freePort();
     shots = await createHarness({
-      env: { HTMLDROP_CHROMIUM: CHROMIUM },
+      env: { HTMLDROP_CHROMIUM: CHROMIUM, HTMLDROP_BASE_URL: `http://127.0.0.1:${port}` },
       screenshots: { timeoutMs: 4000, idleMs: 60_000 },
       limits: { maxWritesPerMinute: 10_000, maxWritesPerDay: 10_000 },
     });
+    await shots.app.listen({ port, host: '127.0.0.1' });
     shotsToken = await shots.token('shooter');
   });
   afterAll(async () => {
@@ -233,6 +252,60 @@ describe('screenshots with HTMLDROP_CHROMIUM', () => {
     expect((await previewOf(`/p/${slug}/preview.png`, { cookie })).kind).toBe('screenshot');
   });
 
+  it('the console lists drops with their thumbnails: loaded lazily, sized, no layout shift, accessible', async () => {
+    for (const colour of ['#e4572e', '#2e86de', '#1b998b']) {
+      await publishTo({ title: `Listed ${colour}`, html: colourPage(colour, colour) });
+    }
+    await queue().idle();
+    const consoleBase = shots.config.baseUrl;
+    const context = await browser.newContext({ viewport: { width: 1280, height: 800 }, bypassCSP: true });
+    const tab = await context.newPage();
+    // Every layout shift the page makes, from its first paint.
+    await tab.addInitScript(
+      'window.__shift = 0; new PerformanceObserver((l) => { for (const e of l.getEntries()) if (!e.hadRecentInput) window.__shift += e.value; }).observe({ type: "layout-shift", buffered: true });',
+    );
+    // Signed in through the local provider, as a person does.
+    await tab.goto(`${consoleBase}/console/login?next=/console`);
+    await tab.fill('input[name=username]', 'shooter');
+    await tab.click('button[type=submit]');
+    await tab.waitForURL(`${consoleBase}/console`);
+    const thumbs = tab.locator('img.thumb');
+    expect(await thumbs.count()).toBeGreaterThanOrEqual(3);
+    expect(await thumbs.first().getAttribute('loading')).toBe('lazy');
+    await tab.waitForFunction(
+      '[...document.images].filter((i) => i.classList.contains("thumb") && i.getBoundingClientRect().top < innerHeight).every((i) => i.complete && i.naturalWidth > 0)',
+    );
+    const first = await tab.evaluate(
+      '(() => { const i = document.querySelector("img.thumb"); return [i.naturalWidth, i.naturalHeight, i.offsetWidth, i.offsetHeight]; })()',
+    );
+    expect(first).toEqual([1200, 630, 160, 84]);
+    expect(await tab.evaluate('window.__shift')).toBe(0);
+    expect(blocking(await axeViolations(tab))).toEqual([]);
+    await tab.locator('#drop-list a').first().click();
+    await tab.waitForSelector('#drop-preview');
+    await tab.waitForFunction('document.getElementById("drop-preview").complete');
+    expect(await tab.evaluate('window.__shift')).toBe(0);
+    expect(blocking(await axeViolations(tab))).toEqual([]);
+    const dropUrl = tab.url();
+    // For reviewers: the list, the drop page and an embed, on a desktop, a phone and in the dark.
+    const signedIn = await context.storageState();
+    await context.close();
+    const looks = {
+      desktop: { viewport: { width: 1280, height: 800 } },
+      phone: { viewport: { width: 390, height: 844 }, isMobile: true },
+      dark: { viewport: { width: 1280, height: 800 }, colorScheme: 'dark' as const },
+    };
+    for (const [name, look] of Object.entries(looks)) {
+      const shotContext = await browser.newContext({ ...look, storageState: signedIn });
+      const shot = await shotContext.newPage();
+      await shot.goto(`${consoleBase}/console`, { waitUntil: 'networkidle' });
+      await shot.screenshot({ path: screenshotPath(`console-thumbnails-${name}`) });
+      await shot.goto(dropUrl, { waitUntil: 'networkidle' });
+      await shot.screenshot({ path: screenshotPath(`console-drop-preview-${name}`) });
+      await shotContext.close();
+    }
+  });
+
   it('is not stalled by hostile pages, and no page reaches the network', async () => {
     const out = outsideUrl();
     const hostile = {
@@ -261,4 +334,41 @@ describe('screenshots with HTMLDROP_CHROMIUM', () => {
     expect(queue().stats.failed).toBeGreaterThanOrEqual(1);
     expect(queue().stats.launches).toBeGreaterThanOrEqual(2);
   }, 60_000);
+
+  it('closes with the service at once, even while a page hangs, and takes no job after', async () => {
+    await publishTo({ title: 'Hangs', html: '<!doctype html><body><script>for (;;) {}</script></body>' });
+    // The job has started (its browser runs) when the queue is closed.
+    await expect.poll(() => queue().browserRunning(), { timeout: 10_000, interval: 20 }).toBe(true);
+    const started = Date.now();
+    await queue().close();
+    expect(Date.now() - started).toBeLessThan(3000);
+    expect(queue().browserRunning()).toBe(false);
+    const launches = queue().stats.launches;
+    await publishTo({ title: 'After close', html: colourPage('#e4572e', 'x') });
+    await queue().idle();
+    expect(queue().browserRunning()).toBe(false);
+    expect(queue().stats.launches).toBe(launches);
+  });
+});
+
+describe('screenshots without content origins (HTMLDROP_CONTENT_ORIGIN=off)', () => {
+  it('render the drop from its raw folder, with its files', async () => {
+    const raw = await createHarness({ env: { HTMLDROP_CHROMIUM: CHROMIUM, HTMLDROP_CONTENT_ORIGIN: 'off' } });
+    try {
+      expect(raw.services.contentHosts).toBeUndefined();
+      const rawToken = await raw.token('raw');
+      const html = '<!doctype html><link rel="stylesheet" href="style.css"><body><p>styled</p></body>';
+      const css = 'body{margin:0;background:#2e86de;height:100vh}';
+      const created = await raw.call('POST', '/api/drops', {
+        token: rawToken,
+        body: { title: 'Raw', html, files: { 'style.css': { content: css } } },
+      });
+      await raw.services.screenshots?.idle();
+      const response = await raw.app.inject({ method: 'GET', url: `/p/${created.json.slug}/preview.png` });
+      expect(response.headers['x-preview']).toBe('screenshot');
+      expect(pixelAt(decodePng(response.rawPayload), 600, 500)).toEqual([0x2e, 0x86, 0xde]);
+    } finally {
+      await raw.close();
+    }
+  });
 });

@@ -352,3 +352,63 @@ describe('HTMLDROP_CHROMIUM', () => {
     expect(h.services.screenshots).toBeUndefined();
   });
 });
+
+describe('console thumbnails', () => {
+  const ORIGIN = 'http://drops.test';
+  const pair = (header: string) => header.split(';')[0] ?? '';
+
+  /** Signs `login` in through the local provider, as a browser does; returns the session cookie. */
+  async function signIn(login: string): Promise<string> {
+    const start = await h.app.inject({ method: 'GET', url: '/console/login?next=/console' });
+    const signin = pair([start.headers['set-cookie'] ?? []].flat()[0] ?? '');
+    const state = new URL(String(start.headers.location), ORIGIN).searchParams.get('state') ?? '';
+    const done = await h.app.inject({
+      method: 'POST',
+      url: '/verify/callback',
+      headers: { cookie: signin, origin: ORIGIN, 'content-type': 'application/x-www-form-urlencoded' },
+      payload: new URLSearchParams({ state, username: login }).toString(),
+    });
+    return pair([done.headers['set-cookie'] ?? []].flat().find((c) => c.startsWith('hd_web=')) ?? '');
+  }
+
+  it('list each drop with its sized, lazy thumbnail, and the drop page with its preview', async () => {
+    const { slug } = await publish({ title: 'Listed' });
+    await h.call('PUT', `/api/drops/${slug}`, { token, body: { html: page('second') } });
+    const cookie = await signIn('publisher');
+    const list = await h.call('GET', '/console', { headers: { cookie } });
+    expect(list.text).toContain(
+      `<img class="thumb" src="/console/drops/${slug}/preview.png?v=2" width="160" height="84" loading="lazy" decoding="async" alt="">`,
+    );
+    const dropPage = await h.call('GET', `/console/drops/${slug}`, { headers: { cookie } });
+    expect(dropPage.text).toMatch(
+      new RegExp(
+        `<img class="preview" id="drop-preview" src="/console/drops/${slug}/preview.png\\?v=2" width="480" height="252" loading="lazy"`,
+      ),
+    );
+  });
+
+  it('are their owner’s image, locked drops too; refused signed out, with a bad or expired session, and to others', async () => {
+    const { slug } = await publish({ title: 'Owner sees it', passcode: 'letmein' });
+    const url = `/console/drops/${slug}/preview.png`;
+    const owner = await signIn('publisher');
+    const mine = await image(url, { cookie: owner });
+    expect(mine.status).toBe(200);
+    expect(mine.headers['content-type']).toBe('image/png');
+    expect(mine.headers['cache-control']).toBe('private, no-cache');
+    // Not the protected card a visitor gets: the version's own.
+    expect(mine.headers.etag).not.toBe((await image(`/p/${slug}/preview.png`)).headers.etag);
+    expect((await image(`${url}?v=1`, { cookie: owner })).status).toBe(200);
+    expect((await image(`${url}?v=2`, { cookie: owner })).status).toBe(404);
+    expect((await image(`${url}?v=x`, { cookie: owner })).status).toBe(404);
+    expect((await image('/console/drops/nosuchdrop/preview.png', { cookie: owner })).status).toBe(404);
+
+    expect((await image(url)).status).toBe(401);
+    for (const cookie of ['hd_web=garbage', 'hd_web=e30.AAAA']) expect((await image(url, { cookie })).status).toBe(401);
+    const other = await signIn('someone-else');
+    const foreign = await image(url, { cookie: other });
+    expect(foreign.status).toBe(404);
+    expect(foreign.headers['content-type']).toContain('text/html');
+    clock.advance(7 * 24 * 3600_000 + 60_000);
+    expect((await image(url, { cookie: owner })).status).toBe(401);
+  });
+});

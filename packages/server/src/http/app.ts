@@ -252,6 +252,7 @@ async function registerRoutes(app: TypedApp, services: Services, options: AppOpt
     sessions,
     exports: services.portability.export,
     webhooks: services.webhooks,
+    previews: services.previews,
   });
   await app.register(healthRoutes, {
     checkDatabase: () => services.store.ping(),

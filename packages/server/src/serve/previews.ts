@@ -4,7 +4,7 @@
  * screenshot asked of the queue (screenshots.ts) for next time: never made on the request's path.
  */
 import type { PreviewStore } from '../domain/store.js';
-import type { DropRecord, VersionRecord } from '../domain/types.js';
+import type { DropRecord } from '../domain/types.js';
 import { createTitleCards, type TitleCards } from './title-card.js';
 
 /** An image answer: the PNG, its ETag, and whether it is the rendered page or a card. */
@@ -22,7 +22,7 @@ export interface ScreenshotRequests {
 
 export interface Previews {
   /** The image of a version the visitor may see. */
-  imageOf(drop: DropRecord, shown: VersionRecord): Promise<PreviewImage>;
+  imageOf(drop: DropRecord, shown: { readonly version: number }): Promise<PreviewImage>;
   /** The generic card of a drop the visitor may not open: nothing of the drop on it. */
   protectedCard(): Promise<PreviewImage>;
 }

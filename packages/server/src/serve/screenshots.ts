@@ -229,7 +229,14 @@ export function createScreenshots(options: ScreenshotOptions): Screenshots {
 
   /** Renders one version and returns its PNG, within the time bound. */
   async function render(slug: string, label: string | null, version: number): Promise<Buffer> {
-    browser ??= await launch();
+    if (browser === undefined) {
+      const launched = await launch();
+      if (closed) {
+        await within(5000, launched.close()).catch(() => undefined);
+        throw new Error('the screenshot queue closed');
+      }
+      browser = launched;
+    }
     jobsOnBrowser += 1;
     const { documentUrl, handle } = router(slug, label, version);
     let context: BrowserContext | undefined;
@@ -330,6 +337,8 @@ export function createScreenshots(options: ScreenshotOptions): Screenshots {
       closed = true;
       pending.clear();
       clearTimeout(idleTimer);
+      // The browser first: a job still running then fails at once instead of holding the shutdown for its bound.
+      await stopBrowser();
       await running;
       await stopBrowser();
     },

@@ -150,7 +150,7 @@ function networkFieldset(form: { readonly network: string; readonly networkOrigi
 }
 
 /** The network control's two columns (one on a phone), and the origins hidden unless they apply. */
-const STYLE = `<style>details.files summary{cursor:pointer}#version-list td.num{white-space:nowrap}
+const STYLE = `<style>.preview-figure{margin:0 0 12px}.preview-figure .preview{margin:0 0 4px}details.files summary{cursor:pointer}#version-list td.num{white-space:nowrap}
 .file-list{margin:6px 0 0;padding:0;list-style:none;font-size:.9rem;text-align:left}
 .file-list li{overflow-wrap:anywhere;margin:0 0 4px}.comment .pick{width:1.1rem;height:1.1rem;margin:0 8px 0 0;vertical-align:-2px}.moderation{margin:0 0 12px}
 .network-fields{display:grid;grid-template-columns:repeat(auto-fit,minmax(250px,1fr));gap:0 12px;align-items:start}
@@ -340,12 +340,24 @@ export function dropPage(page: DropPage): string {
   const summary = `<p class="muted" id="drop-summary">${drop.versionCount} version${drop.versionCount === 1 ? '' : 's'} · ${drop.viewCount} view${drop.viewCount === 1 ? '' : 's'} by ${stats.uniqueViewers} viewer${stats.uniqueViewers === 1 ? '' : 's'} · ${seen} · ${drop.locked ? 'locked' : 'open'}${drop.expiresAt === null ? '' : ` · expires ${timeTag(drop.expiresAt)}`} · updated ${timeTag(drop.updatedAt)}</p>`;
   const body = `<p><a href="/console">← All drops</a></p><h1 id="drop-title">${escapeHtml(drop.title)}</h1>${summary}
 ${page.done === undefined ? '' : notice('ok', page.done)}${page.error === undefined ? '' : notice('err', page.error)}
-<section aria-labelledby="share-h"><h2 id="share-h">Share</h2>${copyableCommand('public-url', url, 'Public URL')}
+<section aria-labelledby="share-h"><h2 id="share-h">Share</h2>${previewFigure(drop)}${copyableCommand('public-url', url, 'Public URL')}
 <p><a class="button primary" href="/p/${encodeURIComponent(drop.slug)}" id="open-drop">Open the drop</a></p>${originLines(page)}</section>
 ${versionsSection(page)}${warningsSection(page)}${commentsSection(page)}${detailsSection(page)}${passcodeSection(page)}${expirySection(page)}
 <section aria-labelledby="danger-h"><h2 id="danger-h">Delete</h2><p class="muted">Deleting removes every version; the URL stops working.</p>
 <a class="button danger" href="${dropPath(drop.slug)}/delete" id="delete-drop">Delete this drop…</a></section>`;
   return consoleShell({ title: drop.title, nonce: page.nonce, who: page.who, current: 'drops', body, style: STYLE });
+}
+
+/**
+ * The latest version's preview image, as link cards show it (docs/console.md): sized before it loads, so the page does
+ * not move. A locked drop's cards show the generic protected image instead, and the owner is told so.
+ */
+function previewFigure(drop: DropRecord): string {
+  const src = `${dropPath(drop.slug)}/preview.png?v=${drop.latestVersion}`;
+  const note = drop.locked
+    ? 'Version preview. While the passcode is set, link cards show a generic “protected drop” image instead.'
+    : 'What a link to this drop shows in chats and issues.';
+  return `<figure class="preview-figure"><img class="preview" id="drop-preview" src="${src}" width="480" height="252" loading="lazy" decoding="async" alt="Preview of version ${drop.latestVersion} of ${escapeHtml(drop.title)}"><figcaption class="muted">${note}</figcaption></figure>`;
 }
 
 /** `/console/drops/<slug>/delete`: the confirmation, naming the drop. */

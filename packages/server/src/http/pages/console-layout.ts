@@ -40,6 +40,9 @@ color:var(--fg);text-decoration:none}.badge{display:inline-block;border:1px soli
 .pager a{color:var(--accent)}.pager{display:flex;gap:12px;align-items:center;justify-content:space-between;margin-top:12px}
 pre.cmd{background:var(--bg);border:1px solid var(--line);border-radius:8px;padding:10px 12px;margin:6px 0;
 white-space:pre-wrap;overflow-wrap:anywhere;flex:1;min-width:0;text-align:left}
+.drop-id{display:flex;gap:12px;align-items:flex-start;min-width:0}.drop-id>div{min-width:0;overflow-wrap:anywhere}
+.thumb{display:block;flex:none;width:160px;height:84px;object-fit:cover;border-radius:6px;border:1px solid var(--line);background:var(--bg)}
+.preview{display:block;width:100%;max-width:480px;height:auto;aspect-ratio:1200/630;border-radius:8px;border:1px solid var(--line);background:var(--bg);margin:0 0 12px}
 .empty{text-align:center;padding:36px 18px}ol.comments{list-style:none;margin:0;padding:0}
 .comment{border-bottom:1px solid var(--line);padding:10px 0}.comment p{margin:0 0 6px}.comment-body{white-space:pre-wrap;overflow-wrap:anywhere}
 .comment blockquote{margin:0 0 6px;padding-left:10px;border-left:3px solid var(--line);white-space:pre-wrap;overflow-wrap:anywhere}.title-cell a{font-weight:600}
@@ -48,7 +51,8 @@ white-space:pre-wrap;overflow-wrap:anywhere;flex:1;min-width:0;text-align:left}
 table.cards thead{position:absolute;left:-9999px}table.cards tr{display:block;border:1px solid var(--line);border-radius:10px;margin:0 0 10px;padding:6px 10px;background:var(--card)}
 table.cards td{display:flex;gap:10px;justify-content:space-between;border:0;padding:4px 0;text-align:right}
 table.cards td::before{content:attr(data-label);color:var(--muted);font-size:.85rem;text-align:left}
-table.cards td.title-cell{display:block;text-align:left}table.cards td.title-cell::before{content:none}}`;
+table.cards td.title-cell{display:block;text-align:left}table.cards td.title-cell::before{content:none}
+.thumb{width:120px;height:63px}}`;
 
 /** Copy buttons (`data-copy` names the element whose text is copied) and confirmations (`data-confirm`). */
 const SCRIPT = `for(const b of document.querySelectorAll('[data-copy]')){b.hidden=false;b.addEventListener('click',async()=>{

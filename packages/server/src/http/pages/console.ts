@@ -113,8 +113,10 @@ function matchLines(drop: FoundDrop, state: ListState): string {
 
 function dropRow(drop: FoundDrop, state: ListState): string {
   const href = `/console/drops/${encodeURIComponent(drop.slug)}`;
-  return `<tr data-slug="${escapeHtml(drop.slug)}"><td class="title-cell"><a href="${href}">${escapeHtml(drop.title)}</a>
-<div class="muted mono">${escapeHtml(drop.slug)}</div>${matchLines(drop, state)}</td>
+  // The thumbnail (docs/console.md): sized before it loads, so the list never moves; decorative next to the title.
+  const thumb = `<img class="thumb" src="${href}/preview.png?v=${drop.latestVersion}" width="160" height="84" loading="lazy" decoding="async" alt="">`;
+  return `<tr data-slug="${escapeHtml(drop.slug)}"><td class="title-cell"><div class="drop-id">${thumb}<div><a href="${href}">${escapeHtml(drop.title)}</a>
+<div class="muted mono">${escapeHtml(drop.slug)}</div>${matchLines(drop, state)}</div></div></td>
 <td data-label="Tags">${tagChips(drop, state) || '<span class="muted">none</span>'}</td>
 <td data-label="Versions" class="num">${drop.versionCount}</td><td data-label="Views" class="num">${drop.viewCount}</td>
 <td data-label="Passcode">${drop.locked ? '<span class="badge">Locked</span>' : '<span class="muted">Open</span>'}</td>

@@ -9,14 +9,18 @@ import * as drops from '../../domain/drops.js';
 import { isValidSlug, parseVersionNumber } from '../../domain/ids.js';
 import { getStats } from '../../domain/stats.js';
 import type { Metadata } from '../../domain/types.js';
-import { ApiError } from '../../errors.js';
+import { ApiError, isApiError } from '../../errors.js';
 import { formField } from '../forms.js';
+import { refusePage } from '../page-reply.js';
 import { confirmDeletePage, dropPage, EXPIRY_CHOICES } from '../pages/console-drop.js';
+import { NOT_FOUND_PAGE, simplePage } from '../pages/layout.js';
 import { dropLinks } from '../present.js';
 import type { TypedApp } from '../typed-app.js';
 import { bodyChecker } from '../validation.js';
+import { type SessionPayload, WEB_SESSION } from '../web-session.js';
 import { registerDiffPage } from './console-diff.js';
 import { type ConsoleKit, type ConsoleRouteDeps, doneOf, type Visit } from './console-kit.js';
+import { sendImage } from './previews.js';
 import { commentsBefore } from './public-comments.js';
 
 type Params = { readonly slug: string; readonly n?: string; readonly id?: string };
@@ -133,6 +137,43 @@ export function registerDropPages(app: TypedApp, kit: ConsoleKit, deps: ConsoleR
   registerVersionAndCommentActions(app, kit, deps, page);
   registerCommentModeration(app, kit, deps, page);
   registerDiffPage(app, kit, deps);
+  registerThumbnail(app, deps);
+}
+
+/**
+ * `/console/drops/<slug>/preview.png[?v=<n>]`: a drop's thumbnail as its owner sees it (docs/console.md), the same
+ * image as `/p/<slug>/preview.png` but for the signed-in owner, locked drops included. Signed out: 401; another
+ * account's drop, an unknown drop or version: 404, the same for each.
+ */
+const SIGN_IN_PAGE = simplePage('Sign in', '<p>Sign in to <a href="/console">the console</a> to see this image.</p>');
+
+function registerThumbnail(app: TypedApp, deps: ConsoleRouteDeps): void {
+  app.route({
+    method: ['GET', 'HEAD'],
+    url: '/console/drops/:slug/preview.png',
+    schema: { hide: true },
+    handler: async (request, reply) => {
+      const session = deps.sessions.read<SessionPayload>(request, WEB_SESSION);
+      if (session === undefined) return refusePage(reply, 'unauthorized', SIGN_IN_PAGE);
+      const { slug } = paramsOf(request);
+      const v = (request.query as Record<string, unknown>).v;
+      try {
+        const drop = await drops.getOwnedDrop(deps.drops, session.accountId, slug);
+        let version = drop.latestVersion;
+        if (v !== undefined) {
+          const asked = parseVersionNumber(v);
+          if (asked === undefined) throw new ApiError('version_not_found');
+          version = (await drops.getVersion(deps.drops, session.accountId, slug, asked)).version.version;
+        }
+        return sendImage(request, reply, await deps.previews.imageOf(drop, { version }), 'private, no-cache');
+      } catch (error) {
+        if (isApiError(error) && ['not_found', 'forbidden', 'version_not_found', 'invalid_slug'].includes(error.code)) {
+          return refusePage(reply, 'not_found', NOT_FOUND_PAGE);
+        }
+        throw error;
+      }
+    },
+  });
 }
 
 /** The drop page and the confirmation before deleting it. */

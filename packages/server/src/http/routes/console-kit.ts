@@ -17,6 +17,7 @@ import type { StatsDeps } from '../../domain/stats.js';
 import type { WebhookDeps } from '../../domain/webhooks.js';
 import { type ApiError, isApiError } from '../../errors.js';
 import type { IdentityProvider } from '../../identity/index.js';
+import type { Previews } from '../../serve/previews.js';
 import { type FormRefusal, formErrorHandler, formField } from '../forms.js';
 import { refusePage, servicePage, showPage } from '../page-reply.js';
 import { signedOutPage, type Who } from '../pages/console.js';
@@ -38,6 +39,8 @@ export interface ConsoleRouteDeps {
   readonly exports: ExportDeps;
   /** Webhook endpoints (domain/webhooks.ts), for the Webhooks page. */
   readonly webhooks: WebhookDeps;
+  /** The drops' thumbnails (docs/console.md): their preview images, as their owner sees them. */
+  readonly previews: Previews;
 }
 
 /** A signed-in request: who, the nonce of its page, and the CSRF token its forms carry. */

@@ -174,7 +174,7 @@ function registerOEmbedRoute(app: TypedApp, deps: PreviewRouteDeps): void {
 }
 
 /** The PNG, or 304 when the client holds it (If-None-Match). */
-function sendImage(request: FastifyRequest, reply: FastifyReply, image: PreviewImage, cacheControl: string) {
+export function sendImage(request: FastifyRequest, reply: FastifyReply, image: PreviewImage, cacheControl: string) {
   reply
     .header('content-type', 'image/png')
     .header('x-content-type-options', 'nosniff')
