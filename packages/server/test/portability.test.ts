@@ -517,6 +517,28 @@ describe('hostile archives are refused with 400 invalid_archive and nothing stor
       /declares|bytes/,
     ],
     [
+      'a context and a file under one name',
+      () => {
+        const versions = JSON.stringify([
+          {
+            version: 1,
+            created_at: 1,
+            size_bytes: Buffer.byteLength(html),
+            context: 'context.md',
+            files: [{ path: 'context.md', size_bytes: 1, content_type: 'text/markdown', sha256: '0'.repeat(64) }],
+          },
+        ]);
+        return craftZip([
+          stored('manifest.json', manifestOf([{ slug: 'lll' }])),
+          stored('drops/lll/drop.json', dropJsonOf('lll')),
+          stored('drops/lll/versions.json', versions),
+          stored('drops/lll/v/1/index.html', html),
+          stored('drops/lll/v/1/context.md', 'x'),
+        ]);
+      },
+      /names one entry of version 1 twice/,
+    ],
+    [
       'an entry outside the layout',
       () =>
         zipOf([
