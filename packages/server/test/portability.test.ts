@@ -412,6 +412,28 @@ describe('POST /api/import', () => {
     }
   });
 
+  it("skips, by name, the drops over this service's limits or with settings it does not have", async () => {
+    const strict = await createHarness({ limits: { ...LIMITS, maxVersionsPerDrop: 2 } });
+    try {
+      const token = await strict.token('strict');
+      const result = await importZip(strict, token, archive);
+      expect(result.json.skipped).toEqual([{ from: slugs[0], reason: 'version_limit_reached' }]);
+      const html = page('private');
+      const hidden = JSON.parse(dropJsonOf('hidden'));
+      hidden.settings.visibility = 'private';
+      const zip = craftZip([
+        stored('manifest.json', manifestOf([{ slug: 'hidden' }])),
+        stored('drops/hidden/drop.json', JSON.stringify(hidden)),
+        stored('drops/hidden/versions.json', versionsJsonOf(Buffer.byteLength(html))),
+        stored('drops/hidden/v/1/index.html', html),
+      ]);
+      const other = await importZip(strict, token, zip);
+      expect(other.json).toEqual({ imported: [], skipped: [{ from: 'hidden', reason: 'visibility_not_supported' }] });
+    } finally {
+      await strict.close();
+    }
+  });
+
   it('skips, by name, the drops over the account quota', async () => {
     const small = await createHarness({ limits: { ...LIMITS, maxDropsPerAccount: 2 } });
     try {
@@ -493,6 +515,28 @@ describe('hostile archives are refused with 400 invalid_archive and nothing stor
       'a file that is not what versions.json says',
       () => craftZip(valid('iii', 'drops/iii/v/1/index.html', stored('drops/iii/v/1/index.html', `${html}!`))),
       /declares|bytes/,
+    ],
+    [
+      'a context and a file under one name',
+      () => {
+        const versions = JSON.stringify([
+          {
+            version: 1,
+            created_at: 1,
+            size_bytes: Buffer.byteLength(html),
+            context: 'context.md',
+            files: [{ path: 'context.md', size_bytes: 1, content_type: 'text/markdown', sha256: '0'.repeat(64) }],
+          },
+        ]);
+        return craftZip([
+          stored('manifest.json', manifestOf([{ slug: 'lll' }])),
+          stored('drops/lll/drop.json', dropJsonOf('lll')),
+          stored('drops/lll/versions.json', versions),
+          stored('drops/lll/v/1/index.html', html),
+          stored('drops/lll/v/1/context.md', 'x'),
+        ]);
+      },
+      /names one entry of version 1 twice/,
     ],
     [
       'an entry outside the layout',

@@ -199,6 +199,12 @@ export async function importArchive(deps: ImportDeps, accountId: string, source:
     if (archived.drop.slug !== slug) throw invalid(`drops/${slug}/drop.json names another slug.`);
     const numbers = new Set(archived.versions.map((version) => version.version));
     if (numbers.size !== archived.versions.length) throw invalid(`drops/${slug}/versions.json lists a version twice.`);
+    for (const version of archived.versions) {
+      const paths = new Set(version.files.map((file) => file.path));
+      if (paths.size !== version.files.length || (version.context !== null && paths.has(version.context))) {
+        throw invalid(`drops/${slug}/versions.json names one entry of version ${version.version} twice.`);
+      }
+    }
     const problem = importProblem(archived, deps.limits, now);
     // A drop this service cannot take is skipped without reading its versions.
     if (problem === undefined) {

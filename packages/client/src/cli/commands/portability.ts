@@ -1,7 +1,8 @@
 /** `htmldrop export` and `htmldrop import`: every drop in one zip, and back (docs/api.md, "Export and import"). */
+import fs from 'node:fs';
 import path from 'node:path';
 import type { ImportResult } from '../../types.js';
-import { positional, str } from '../args.js';
+import { positional, str, usage } from '../args.js';
 import type { Command, Context } from '../context.js';
 import { table } from '../format.js';
 
@@ -33,7 +34,7 @@ export const exportCommand: Command = {
   usage: 'export [-o <file>] [--slug <slug>]...',
   summary: 'Download every drop (all versions, files, contexts, comments) as one zip',
   help: `Downloads your drops as one zip archive: every version's HTML, files and context, each drop's metadata and settings,
-comments and read receipts. -o names the file (default: the name the service gives, htmldrop-export-<date>.zip, in
+comments and read receipts. -o names the file (default: htmldrop-export-<date>.zip, the UTC date, in
 the current folder); it appears only once complete. --slug (repeatable) exports only those drops. Import it here or
 on another htmldrop service with: htmldrop import <file>`,
   options: { output: { type: 'string', short: 'o' }, slug: { type: 'string', multiple: true } },
@@ -89,6 +90,7 @@ archive is refused whole (invalid_archive) and nothing is imported.`,
   options: {},
   async run(ctx, _values, args) {
     const file = path.resolve(ctx.io.cwd, positional(args, 0, 'file', 'import'));
+    if (!fs.statSync(file, { throwIfNoEntry: false })?.isFile()) throw usage(`import: there is no file ${file}.`);
     const { client } = await ctx.authenticated();
     const bar = progress(ctx);
     let result: ImportResult;
