@@ -231,6 +231,8 @@ async function registerRoutes(app: TypedApp, services: Services): Promise<void> 
     accounts,
     identity,
     sessions,
+    links: services.links,
+    accessLog: services.accessLog,
   });
   await app.register(healthRoutes, {
     checkDatabase: () => services.store.ping(),

@@ -9,9 +9,11 @@
 import { randomBytes } from 'node:crypto';
 import type { FastifyReply, FastifyRequest, RouteOptions } from 'fastify';
 import type { Config } from '../../config.js';
+import type { AccessLogDeps } from '../../domain/access-log.js';
 import type { AccountDeps } from '../../domain/accounts.js';
 import type { CommentDeps } from '../../domain/comments.js';
 import type { DropDeps } from '../../domain/drops.js';
+import type { RecipientLinkDeps } from '../../domain/recipient-links.js';
 import type { StatsDeps } from '../../domain/stats.js';
 import { type ApiError, isApiError } from '../../errors.js';
 import type { IdentityProvider } from '../../identity/index.js';
@@ -32,6 +34,9 @@ export interface ConsoleRouteDeps {
   readonly accounts: AccountDeps;
   readonly identity: IdentityProvider;
   readonly sessions: WebSessions;
+  /** Recipient links and the access log, for the drop page's Sharing panel (docs/console.md, "Sharing"). */
+  readonly links: RecipientLinkDeps;
+  readonly accessLog: AccessLogDeps;
 }
 
 /** A signed-in request: who, the nonce of its page, and the CSRF token its forms carry. */
@@ -97,6 +102,8 @@ export const DONE: Readonly<Record<string, string>> = {
   'comments-off': 'Comments are off: only you can comment on this drop now.',
   'expiry-set': 'Expiry set: the link stops working at the time shown.',
   'expiry-cleared': 'Expiry removed: the drop stays until you delete it.',
+  sharing: 'Saved: who can see the drop has changed, on every path to it.',
+  'link-revoked': 'Link revoked: it no longer opens the drop.',
 };
 
 /** The `done` message a page was sent back with, if any. */
