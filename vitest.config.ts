@@ -6,6 +6,7 @@ const HTTP_SUITES = [
   'comments',
   'console',
   'console-network',
+  'console-sharing',
   'content-origin',
   'device',
   'diff',

@@ -25,7 +25,7 @@ const LIMITS = {
 beforeAll(async () => {
   h = await createHarness({ limits: LIMITS });
   token = await h.token('owner');
-  raw = await openAtMigration(h.database, '0013-version-files');
+  raw = await openAtMigration(h.database, '0015-visibility');
 });
 afterAll(async () => {
   await raw?.destroy();
