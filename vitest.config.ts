@@ -7,6 +7,7 @@ const HTTP_SUITES = [
   'console',
   'console-network',
   'console-webhooks',
+  'console-sharing',
   'content-origin',
   'device',
   'diff',

@@ -34,6 +34,7 @@ import {
   Transport,
 } from './transport.js';
 import type {
+  AccessEntry,
   Comment,
   CommentInput,
   CommentList,
@@ -53,6 +54,7 @@ import type {
   Me,
   Onboarding,
   PatchDropInput,
+  RecipientLink,
   TokenListItem,
   UpdateDropInput,
   Version,
@@ -384,6 +386,56 @@ export class HtmlDropClient {
       },
       ...callParts(options, false),
     });
+  }
+
+  // ---- who can see a drop (docs/api.md, "Who can see a drop") ----
+
+  /**
+   * POST /api/drops/<slug>/links: a recipient link for one person (`label`, 1-100 characters), opening the drop
+   * whatever its visibility and passcode until `expires_at` (Unix ms, at least now + 60 s) or revokeLink(). The
+   * answer's `url` is shown this once.
+   */
+  createLink(
+    slug: string,
+    input: { readonly label: string; readonly expires_at?: number },
+    options: CallOptions = {},
+  ): Promise<RecipientLink & { readonly url: string }> {
+    return this.#json('POST', `${dropPath(slug)}/links`, { body: input, ...callParts(options, false) });
+  }
+
+  /** GET /api/drops/<slug>/links: the drop's links, newest first, with their views (never their secrets). */
+  async listLinks(slug: string, options: CallOptions = {}): Promise<RecipientLink[]> {
+    const answer = await this.#json<{ data: RecipientLink[] }>(
+      'GET',
+      `${dropPath(slug)}/links`,
+      callParts(options, false),
+    );
+    return answer.data;
+  }
+
+  /** DELETE /api/drops/<slug>/links/<id>: the link stops opening the drop at once. */
+  async revokeLink(slug: string, id: string, options: CallOptions = {}): Promise<void> {
+    await this.#transport.request({
+      method: 'DELETE',
+      path: `${dropPath(slug)}/links/${encodeURIComponent(id)}`,
+      expect: 'empty',
+      ...callParts(options, false),
+    });
+  }
+
+  /** GET /api/drops/<slug>/access: views and refusals, with the reason and who, newest first (kept 90 days). */
+  async access(
+    slug: string,
+    query: { readonly since?: number } = {},
+    options: CallOptions = {},
+  ): Promise<AccessEntry[]> {
+    const params = new URLSearchParams();
+    if (query.since !== undefined) params.set('since', wholeNumber(query.since, 'since'));
+    const answer = await this.#json<{ data: AccessEntry[] }>('GET', `${dropPath(slug)}/access`, {
+      query: params,
+      ...callParts(options, false),
+    });
+    return answer.data;
   }
 
   // ---- comments (docs/api.md, "Comments") ----

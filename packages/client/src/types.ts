@@ -35,6 +35,10 @@ export interface Drop {
   readonly content_url: string | null;
   /** What the drop may load from the network (docs/api.md, "Each drop on its own origin"); `open` by default. */
   readonly network: NetworkPolicy;
+  /** Who can see it (docs/api.md, "Who can see a drop"); `public` by default. Older services omit it. */
+  readonly visibility?: Visibility;
+  /** Usernames, email addresses and `@domain` entries of a `people` drop; `[]` by default. */
+  readonly allow?: readonly string[];
   /**
    * Only on the answer of a write that made a version (create, update, restore): what the service's look before
    * publishing found in it that looks like a secret or personal data (docs/api.md, "A look before publishing");
@@ -134,8 +138,35 @@ export interface CommentQuery {
   readonly wait?: number;
 }
 
+/** Who can see a drop (docs/api.md, "Who can see a drop"). */
+export type Visibility = 'public' | 'signed_in' | 'people';
+
+/** A recipient link (docs/api.md, "Who can see a drop"); `url` only in the answer that created it. */
+export interface RecipientLink {
+  readonly id: string;
+  readonly label: string;
+  readonly created_at: number;
+  readonly expires_at: number | null;
+  readonly revoked_at: number | null;
+  readonly views: number;
+  readonly last_viewed_at: number | null;
+  /** `{base_url}/p/<slug>?k=<secret>`: in the answer of createLink() only. */
+  readonly url?: string;
+}
+
+/** One entry of a drop's access log, newest first. */
+export interface AccessEntry {
+  readonly at: number;
+  readonly outcome: 'viewed' | 'refused';
+  readonly reason: null | 'sign_in_required' | 'not_on_list' | 'wrong_passcode' | 'link_revoked' | 'link_expired';
+  readonly who: { readonly kind: 'owner' | 'person' | 'link' | 'anonymous'; readonly name: string | null };
+  readonly version: number | null;
+}
+
 /** GET /api/drops/<slug>/stats: read receipts (docs/api.md, "Read receipts"). */
 export interface DropStats {
+  /** Views each recipient link opened (older services omit it). */
+  readonly links?: ReadonlyArray<{ id: string; label: string; views: number; last_viewed_at: number | null }>;
   /** Viewer renders; equals the drop's view_count (may lag by up to 5 s). */
   readonly views: number;
   /** Distinct viewers (address and User-Agent, hashed under a key that changes every UTC day). */
@@ -292,6 +323,10 @@ export interface CreateDropInput {
   readonly expires_at?: number;
   /** What it may load from the network; the service's default is `open`. See parseNetwork(). */
   readonly network?: NetworkPolicy;
+  /** Who can see it: `public` (the default), `signed_in`, or `people` (the owner and those in `allow`). */
+  readonly visibility?: Visibility;
+  /** At most 100 usernames, email addresses or `@domain` entries; in effect while visibility is `people`. */
+  readonly allow?: readonly string[];
   /** `block`: refuse (`sensitive_content`, nothing stored) if it looks like it carries secrets or personal data. */
   readonly scan?: ScanMode;
 }
@@ -315,6 +350,10 @@ export interface UpdateDropInput {
   readonly resolves?: readonly string[];
   /** `block`: refuse (`sensitive_content`, nothing stored) if it looks like it carries secrets or personal data. */
   readonly scan?: ScanMode;
+  /** Who can see it: `public` (the default), `signed_in`, or `people` (the owner and those in `allow`). */
+  readonly visibility?: Visibility;
+  /** At most 100 usernames, email addresses or `@domain` entries; in effect while visibility is `people`. */
+  readonly allow?: readonly string[];
 }
 
 /** PATCH: no new version. `metadata` replaces the whole map; {} clears it. */
@@ -327,6 +366,10 @@ export interface PatchDropInput {
   readonly expires_at?: number | null;
   /** What it may load from the network (`open` lifts a restriction). */
   readonly network?: NetworkPolicy;
+  /** Who can see it: `public` (the default), `signed_in`, or `people` (the owner and those in `allow`). */
+  readonly visibility?: Visibility;
+  /** At most 100 usernames, email addresses or `@domain` entries; in effect while visibility is `people`. */
+  readonly allow?: readonly string[];
 }
 
 /** GET /api/drops/<slug>/diff: what changed in the HTML from one version to another. */

@@ -247,6 +247,7 @@ describe('stats', () => {
     const before = await runJson<DropStats>(box, ['stats', drop.slug]);
     expect(before.code, before.stderr).toBe(0);
     expect(before.json).toEqual({
+      links: [],
       views: 0,
       unique_viewers: 0,
       first_viewed_at: null,

@@ -198,6 +198,7 @@ describe('comments and read receipts', () => {
   it('reads the stats of a drop', async () => {
     const drop = await client.createDrop({ title: 'Stats', html: PAGE('s') });
     expect(await client.stats(drop.slug)).toEqual({
+      links: [],
       views: 0,
       unique_viewers: 0,
       first_viewed_at: null,

@@ -9,6 +9,7 @@
  */
 import { CLIENT_VERSION } from '@htmldrop/client';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { registerAccessTools } from './tools/access.js';
 import type { ToolContext } from './tools/context.js';
 import { registerDeleteTool } from './tools/delete.js';
 import { registerDiffTool } from './tools/diff.js';
@@ -67,4 +68,5 @@ export function registerTools(mcp: McpServer, context: ToolContext): void {
   registerFeedbackTool(mcp, context);
   registerResolveTool(mcp, context);
   registerStatsTool(mcp, context);
+  registerAccessTools(mcp, context);
 }

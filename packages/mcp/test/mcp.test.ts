@@ -37,9 +37,11 @@ describe('tools', () => {
   it('offers publish, update, list, get and delete, stating the standalone-document rule', async () => {
     const { tools } = await mcp.client.listTools();
     expect(tools.map((t) => t.name).sort()).toEqual([
+      'create_link',
       'delete',
       'diff',
       'get',
+      'get_access',
       'get_feedback',
       'get_stats',
       'list',
@@ -250,6 +252,7 @@ describe('the feedback loop', () => {
     const result = await call(mcp, 'get_stats', { slug: drop.slug });
     expect(result.isError, JSON.stringify(result.json)).toBe(false);
     expect(result.json).toEqual({
+      links: [],
       views: 0,
       unique_viewers: 0,
       first_viewed_at: null,

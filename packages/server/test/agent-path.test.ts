@@ -93,9 +93,11 @@ describe('the onboarding fast path', () => {
     try {
       const { tools } = await client.listTools();
       expect(tools.map((t) => t.name).sort()).toEqual([
+        'create_link',
         'delete',
         'diff',
         'get',
+        'get_access',
         'get_feedback',
         'get_stats',
         'list',

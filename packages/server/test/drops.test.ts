@@ -34,6 +34,8 @@ describe('POST /api/drops', () => {
       updated_at: drop.created_at,
       expires_at: null,
       network: 'open',
+      visibility: 'public',
+      allow: [],
       // No content origin on this harness's base URL (http://drops.test): see content-origin.test.ts.
       content_url: null,
     });

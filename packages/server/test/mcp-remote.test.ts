@@ -110,6 +110,8 @@ describe('the remote MCP endpoint with a bearer token', () => {
       'get_feedback',
       'resolve_comment',
       'get_stats',
+      'get_access',
+      'create_link',
     ]);
     const publish = tools.find((t) => t.name === 'publish');
     expect(Object.keys(publish?.inputSchema.properties ?? {})).toContain('html');

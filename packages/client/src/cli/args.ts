@@ -6,7 +6,7 @@ import { type ParseArgsConfig, parseArgs } from 'node:util';
 import { HtmlDropError } from '../errors.js';
 import { parseExpires } from '../expires.js';
 import { parseNetwork } from '../network.js';
-import type { CommentSetting, Metadata, NetworkPolicy } from '../types.js';
+import type { CommentSetting, Metadata, NetworkPolicy, Visibility } from '../types.js';
 
 /** The option table of a command, as node:util parseArgs takes it. */
 export type Options = NonNullable<ParseArgsConfig['options']>;
@@ -159,6 +159,32 @@ export function expiresOption(values: Values, now = Date.now()): number | null |
 export function networkOption(values: Values): NetworkPolicy | undefined {
   const value = str(values, 'network');
   return value === undefined ? undefined : parseNetwork(value, '--network');
+}
+
+const VISIBILITIES: readonly Visibility[] = ['public', 'signed_in', 'people'];
+
+/**
+ * --visibility and --allow (docs/api.md, "Who can see a drop") as the request's fields: `visibility` checked,
+ * `allow` from a repeatable, comma-separated list without repeats; an --allow alone makes the drop `people`.
+ */
+export function visibilityFields(values: Values): { visibility?: Visibility; allow?: string[] } {
+  const visibility = str(values, 'visibility');
+  if (visibility !== undefined && !(VISIBILITIES as readonly string[]).includes(visibility)) {
+    throw usage(`--visibility is one of ${VISIBILITIES.join(', ')} (got "${visibility}").`);
+  }
+  const entries = list(values, 'allow').flatMap((value) => value.split(','));
+  const allow = [...new Set(entries.map((entry) => entry.trim()).filter((entry) => entry !== ''))];
+  if (list(values, 'allow').length > 0 && visibility !== undefined && visibility !== 'people') {
+    throw usage('--allow names who may see a people drop: use it with --visibility people (or alone).');
+  }
+  return {
+    ...(visibility !== undefined
+      ? { visibility: visibility as Visibility }
+      : allow.length > 0
+        ? { visibility: 'people' as const }
+        : {}),
+    ...(list(values, 'allow').length > 0 ? { allow } : {}),
+  };
 }
 
 /** The value of --if-match: the version a write requires to be the latest, or undefined without it. */

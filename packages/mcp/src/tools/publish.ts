@@ -14,6 +14,7 @@ import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { z } from 'zod';
 import { type ToolContext, warningsJson } from './context.js';
 import {
+  allow,
   commentSetting,
   type DocumentInputSchema,
   expires,
@@ -22,6 +23,7 @@ import {
   resolves,
   STANDALONE_RULE,
   scan,
+  visibility,
 } from './schema.js';
 
 /** The tool, with the document fields this server takes (schema.ts, `documentInput`). */
@@ -56,6 +58,8 @@ Returns {"action":"created"|"updated","drop":{slug,url,raw_url,content_url,netwo
     comments: commentSetting.optional(),
     expires: expires.optional(),
     network: network.optional(),
+    visibility: visibility.optional(),
+    allow: allow.optional(),
     scan: scan.optional(),
     resolves: resolves
       .optional()
@@ -84,6 +88,8 @@ async function publish(
     ...(args.passcode === undefined ? {} : { passcode: args.passcode }),
     ...(args.comments === undefined ? {} : { comments: args.comments }),
     ...(args.network === undefined ? {} : { network: checkNetwork(args.network, 'network') }),
+    ...(args.visibility === undefined ? {} : { visibility: args.visibility }),
+    ...(args.allow === undefined ? {} : { allow: args.allow }),
     ...(args.scan === undefined ? {} : { scan: args.scan }),
   };
   const upsert = args.upsert_by !== undefined && Object.keys(args.upsert_by).length > 0;

@@ -112,3 +112,16 @@ export const scan = z
   .describe(
     'What happens when the service finds what looks like secrets or personal data (API keys, private keys, tokens, passwords in URLs, card numbers, IBANs, lists of email addresses or phone numbers) in the html or context: "warn" (the default) publishes and lists them in warnings; "block" publishes nothing and fails with sensitive_content. Prefer "block" for documents built from data you have not checked.',
   );
+
+/** Who can see a drop (docs/api.md, "Who can see a drop"). */
+export const visibility = z
+  .enum(['public', 'signed_in', 'people'])
+  .describe(
+    'Who can see the drop: "public" (anyone with the URL; the default for a new drop), "signed_in" (anyone who signs in to the service: with an organisation\'s identity provider, its people), or "people" (you and those in `allow`). Someone else, such as a client, can be sent a recipient link (create_link) whatever the visibility.',
+  );
+export const allow = z
+  .array(z.string().min(1).max(254))
+  .max(100)
+  .describe(
+    'Who may see a "people" drop: provider usernames ("dana"), email addresses ("dana@client.example") or "@domain" (anyone whose verified email is at that domain); at most 100. Replaces the list.',
+  );

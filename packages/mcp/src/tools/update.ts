@@ -4,6 +4,7 @@ import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { z } from 'zod';
 import { type ToolContext, warningsJson } from './context.js';
 import {
+  allow,
   commentSetting,
   type DocumentInputSchema,
   expires,
@@ -14,6 +15,7 @@ import {
   STANDALONE_RULE,
   scan,
   slug,
+  visibility,
 } from './schema.js';
 
 /** The tool, with the document fields this server takes (schema.ts, `documentInput`). */
@@ -42,6 +44,8 @@ Returns {"action":"updated","drop":{slug,url,content_url,network,latest_version,
     comments: commentSetting.optional(),
     expires: expires.optional(),
     network: network.optional(),
+    visibility: visibility.optional(),
+    allow: allow.optional(),
     if_match: ifMatch.optional(),
     scan: scan.optional(),
   },
@@ -67,6 +71,8 @@ export function registerUpdateTool(mcp: McpServer, { guarded, documentOf, docume
           ...(args.context === undefined ? {} : { context: args.context }),
           ...(merged === undefined ? {} : { metadata: merged }),
           ...(args.resolves === undefined || args.resolves.length === 0 ? {} : { resolves: args.resolves }),
+          ...(args.visibility === undefined ? {} : { visibility: args.visibility }),
+          ...(args.allow === undefined ? {} : { allow: args.allow }),
           ...(args.scan === undefined ? {} : { scan: args.scan }),
         },
         args.if_match === undefined ? {} : { ifMatch: args.if_match },

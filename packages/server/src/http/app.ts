@@ -253,6 +253,8 @@ async function registerRoutes(app: TypedApp, services: Services, options: AppOpt
     exports: services.portability.export,
     webhooks: services.webhooks,
     previews: services.previews,
+    links: services.links,
+    accessLog: services.accessLog,
   });
   await app.register(healthRoutes, {
     checkDatabase: () => services.store.ping(),

@@ -1,5 +1,6 @@
 /** The commands of the command line, by name, in the order `htmldrop --help` lists them. */
 import type { Command } from '../context.js';
+import { access, link } from './access.js';
 import { feedback } from './feedback.js';
 import { diff, restore } from './history.js';
 import { listCommand, search, show, versions } from './list.js';
@@ -30,6 +31,8 @@ export const COMMANDS: Readonly<Record<string, Command>> = {
   feedback,
   resolve,
   stats,
+  link,
+  access,
   rm,
   passcode,
   tokens,

@@ -26,6 +26,7 @@ import {
   str,
   usage,
   type Values,
+  visibilityFields,
 } from '../args.js';
 import type { Command, Context } from '../context.js';
 import { findingLines } from '../format.js';
@@ -118,6 +119,10 @@ function publishedText(action: 'created' | 'updated', drop: Drop, resolves: read
   if ((drop.content_url ?? null) !== null) lines.push(`Own origin: ${drop.content_url}`);
   const network = drop.network ?? 'open';
   if (network !== 'open') lines.push(`Network: ${describeNetwork(network)}`);
+  if (drop.visibility === 'signed_in') lines.push('Visible to: anyone signed in');
+  if (drop.visibility === 'people') {
+    lines.push(`Visible to: you${(drop.allow ?? []).length > 0 ? `, ${(drop.allow ?? []).join(', ')}` : ' only'}`);
+  }
   if (resolves.length > 0) lines.push(`Resolved in version ${drop.latest_version}: ${resolves.join(', ')}`);
   if ((drop.expires_at ?? null) !== null) lines.push(`Expires ${describeExpiry(drop.expires_at)}`);
   return lines.join('\n');
@@ -176,6 +181,7 @@ function optionalFields(values: Values, context: string | undefined) {
     ...(passcode === undefined ? {} : { passcode }),
     ...(comments === undefined ? {} : { comments }),
     ...(network === undefined ? {} : { network }),
+    ...visibilityFields(values),
   };
 }
 
@@ -187,7 +193,7 @@ function warningsJson(warnings: readonly HtmlWarning[]) {
 /** `htmldrop publish`. */
 export const publish: Command = {
   usage:
-    'publish <file|dir|-> [--title <t>] [--description <d>] [--context-file <f>] [--passcode <p>] [--comments <who>] [--expires <when>] [--network <policy>] [--meta k=v]... [--upsert k=v]... [--resolves <ids>] [--block] [--force] [--dry-run] [--open]',
+    'publish <file|dir|-> [--title <t>] [--description <d>] [--context-file <f>] [--passcode <p>] [--comments <who>] [--expires <when>] [--network <policy>] [--visibility <who>] [--allow <entries>]... [--meta k=v]... [--upsert k=v]... [--resolves <ids>] [--block] [--force] [--dry-run] [--open]',
   summary: 'Publish an HTML document, or a folder of files (new drop, or upsert by tags)',
   help: `Uploads one complete, standalone HTML document ("-" reads stdin) and prints its public URL.
 
@@ -206,6 +212,10 @@ Dotfiles and dot-folders (.git/, .DS_Store) are skipped. Names must be letters, 
                         no fetch, images, scripts, fonts, frames or form posts to other hosts; a link the reader
                         follows still leaves), or origins separated by commas
                         (https://cdn.jsdelivr.net,https://unpkg.com: scheme, host, optional port; no path)
+  --visibility <who>    who can see it: public (the default: anyone with the URL), signed_in (anyone who signs in
+                        to the service) or people (you and those in --allow)
+  --allow <entries>     who may see a people drop: usernames, email addresses, @domain (anyone with a verified
+                        email there), separated by commas or repeated; alone, it makes the drop people
   --meta k=v            owner-only tag; repeat for several
   --upsert k=v          lookup, then mutate: the drop tagged with all these pairs gets a new version; if none has
                         them, a new drop is created with them; if several do, nothing is changed (exit 7).
@@ -238,6 +248,8 @@ document's localStorage, IndexedDB and cookies work.`,
     comments: { type: 'string' },
     expires: { type: 'string' },
     network: { type: 'string' },
+    visibility: { type: 'string' },
+    allow: { type: 'string', multiple: true },
     meta: { type: 'string', multiple: true },
     upsert: { type: 'string', multiple: true },
     resolves: { type: 'string', multiple: true },
@@ -256,6 +268,7 @@ document's localStorage, IndexedDB and cookies work.`,
     // Refused before the file is read, like the other flags.
     commentSetting(values);
     networkOption(values);
+    visibilityFields(values);
     if (resolves.length > 0 && Object.keys(match).length === 0) {
       throw usage(
         '--resolves marks comments resolved in a new version: use it with --upsert, or run: htmldrop update.',
@@ -300,7 +313,7 @@ document's localStorage, IndexedDB and cookies work.`,
 /** `htmldrop update`. */
 export const update: Command = {
   usage:
-    'update <slug> <file|dir|-> [--title <t>] [--description <d>] [--context-file <f>] [--meta k=v]... [--resolves <ids>] [--comments <who>] [--expires <when>] [--network <policy>] [--if-match <n>] [--block] [--force] [--dry-run]',
+    'update <slug> <file|dir|-> [--title <t>] [--description <d>] [--context-file <f>] [--meta k=v]... [--resolves <ids>] [--comments <who>] [--expires <when>] [--network <policy>] [--visibility <who>] [--allow <entries>]... [--if-match <n>] [--block] [--force] [--dry-run]',
   summary: 'Upload a new version of a drop',
   help: `Uploads a new version of <slug> (same URL, latest_version + 1). "-" reads stdin; a folder uploads its
 index.html with the files beside it (see publish). A version is complete in itself: an HTML file alone makes a
@@ -317,6 +330,8 @@ version without files; unchanged files cost the service no storage.
                                    more write after the upload)
   --network <policy>               open, none, or origins separated by commas (https://cdn.jsdelivr.net,...): what
                                    the drop may load from the network (one more write after the upload)
+  --visibility <who>               public, signed_in or people: who can see it (with the upload)
+  --allow <entries>                usernames, email addresses or @domain who may see a people drop (replaces the list)
   --if-match <n>                   upload only if version n is still the latest; otherwise nothing is uploaded and
                                    the exit code is 7 (version_conflict), naming the latest version
   --block                          upload nothing if the service finds what looks like secrets or personal
@@ -332,6 +347,8 @@ version without files; unchanged files cost the service no storage.
     comments: { type: 'string' },
     expires: { type: 'string' },
     network: { type: 'string' },
+    visibility: { type: 'string' },
+    allow: { type: 'string', multiple: true },
     'if-match': { type: 'string' },
     block: { type: 'boolean' },
     force: { type: 'boolean' },
@@ -345,6 +362,7 @@ version without files; unchanged files cost the service no storage.
     const resolves = idList(values, 'resolves');
     const expires = expiresOption(values);
     const network = networkOption(values);
+    const visibility = visibilityFields(values);
     const ifMatch = ifMatchOption(values);
     const upload = await readUpload(ctx, file, bool(values, 'force'));
     const { html, warnings } = upload;
@@ -364,6 +382,7 @@ version without files; unchanged files cost the service no storage.
         ...(context === undefined ? {} : { context }),
         ...(metadata === undefined ? {} : { metadata }),
         ...(resolves.length > 0 ? { resolves } : {}),
+        ...visibility,
         ...scanOf(values),
       },
       ifMatch === undefined ? {} : { ifMatch },

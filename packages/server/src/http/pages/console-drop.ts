@@ -2,6 +2,7 @@
 import type { DropComments } from '../../domain/comments.js';
 import type { NetworkPolicy } from '../../domain/network.js';
 import type { Finding } from '../../domain/scan.js';
+import type { AccessEntry, RecipientLink } from '../../domain/store.js';
 import type { CommentRecord, DropRecord, DropViewStats, VersionFile, VersionInfo } from '../../domain/types.js';
 import type { Who } from './console.js';
 import { compareForm } from './console-diff.js';
@@ -26,6 +27,13 @@ export interface DropPage {
   readonly commentsBefore?: number;
   /** What the look before publishing found, by version (docs/console.md, "Warnings"); absent or empty: nothing. */
   readonly warnings?: ReadonlyMap<number, readonly Finding[]>;
+  /** The drop's recipient links, newest first, and the newest entries of its access log (docs/console.md, "Sharing"). */
+  readonly links?: readonly RecipientLink[];
+  readonly access?: readonly AccessEntry[];
+  /** The link just created: its URL is shown this once. */
+  readonly createdLink?: { readonly label: string; readonly url: string };
+  /** What the owner typed into the Sharing form, shown again after a refusal. */
+  readonly sharing?: { readonly visibility: string; readonly allow: string };
   readonly done?: string;
   readonly error?: string;
   /** What the owner typed into the details form, shown again after a refusal. */
@@ -155,6 +163,80 @@ const STYLE = `<style>.preview-figure{margin:0 0 12px}.preview-figure .preview{m
 .file-list li{overflow-wrap:anywhere;margin:0 0 4px}.comment .pick{width:1.1rem;height:1.1rem;margin:0 8px 0 0;vertical-align:-2px}.moderation{margin:0 0 12px}
 .network-fields{display:grid;grid-template-columns:repeat(auto-fit,minmax(250px,1fr));gap:0 12px;align-items:start}
 .network-fields:has(#network option[value=list]:not(:checked)) .network-origins{display:none}</style>`;
+
+const VISIBILITY_CHOICES = [
+  ['public', 'Anyone with the link (public)'],
+  ['signed_in', 'Anyone who signs in (signed_in)'],
+  ['people', 'Only you and the people listed below (people)'],
+] as const;
+
+/** A link's state as the owner reads it. */
+function linkState(link: RecipientLink, now: number): string {
+  if (link.revokedAt !== null) return 'revoked';
+  if (link.expiresAt !== null && link.expiresAt <= now) return 'expired';
+  return 'active';
+}
+
+function linkRow(page: DropPage, link: RecipientLink, now: number): string {
+  const state = linkState(link, now);
+  const revoke =
+    state === 'active'
+      ? `<form method="post" action="${dropPath(page.drop.slug)}/links/${encodeURIComponent(link.id)}/revoke">${csrfField(page.who.csrf)}<button type="submit" aria-label="Revoke the link for ${escapeHtml(link.label)}">Revoke</button></form>`
+      : '';
+  return `<tr><td data-label="For">${escapeHtml(link.label)}</td><td data-label="State">${state}</td><td data-label="Views" class="num">${link.views}</td><td data-label="Last viewed">${timeTag(link.lastViewedAt)}</td><td data-label="Actions">${revoke}</td></tr>`;
+}
+
+/** Who an access log entry is about, in words. */
+function whoText(entry: AccessEntry): string {
+  const name = entry.who.name === null ? '' : escapeHtml(entry.who.name);
+  if (entry.who.kind === 'link') return `link “${name}”`;
+  if (entry.who.kind === 'owner') return 'you';
+  if (entry.who.kind === 'person') return name;
+  return '<span class="muted">anonymous</span>';
+}
+
+function accessRow(entry: AccessEntry): string {
+  const outcome = entry.outcome === 'viewed' ? 'viewed' : `refused: ${entry.reason ?? ''}`;
+  return `<tr><td data-label="When">${timeTag(entry.at)}</td><td data-label="Outcome">${outcome}</td><td data-label="Who">${whoText(entry)}</td><td data-label="Version">${entry.version === null ? 'latest' : `v${entry.version}`}</td></tr>`;
+}
+
+/**
+ * The Sharing panel (docs/console.md, "Sharing"): who can see the drop and the list, the recipient links with their
+ * views and a way to make or revoke one, and the newest entries of the access log.
+ */
+function sharingSection(page: DropPage): string {
+  const { drop, who } = page;
+  const form = page.sharing ?? { visibility: drop.visibility, allow: drop.allow.join('\n') };
+  const choices = VISIBILITY_CHOICES.map(
+    ([value, label]) => `<option value="${value}"${value === form.visibility ? ' selected' : ''}>${label}</option>`,
+  ).join('');
+  const now = Date.now();
+  const links = page.links ?? [];
+  const linkTable =
+    links.length === 0
+      ? '<p class="muted" id="no-links">No links yet.</p>'
+      : `<table class="cards" id="link-list"><thead><tr><th scope="col">For</th><th scope="col">State</th><th scope="col" class="num">Views</th><th scope="col">Last viewed</th><th scope="col">Actions</th></tr></thead><tbody>${links.map((l) => linkRow(page, l, now)).join('')}</tbody></table>`;
+  const created =
+    page.createdLink === undefined
+      ? ''
+      : copyableCommand('new-link', page.createdLink.url, `Link for ${page.createdLink.label}`);
+  const access = page.access ?? [];
+  const log =
+    access.length === 0
+      ? '<p class="muted" id="no-access">No views or refusals yet.</p>'
+      : `<p class="muted">The newest ${access.length} entries (kept 90 days; no addresses).</p><table class="cards" id="access-log"><thead><tr><th scope="col">When</th><th scope="col">Outcome</th><th scope="col">Who</th><th scope="col">Version</th></tr></thead><tbody>${access.map(accessRow).join('')}</tbody></table>`;
+  return `<section aria-labelledby="sharing-h" id="sharing"><h2 id="sharing-h">Sharing</h2>
+<form method="post" action="${dropPath(drop.slug)}/sharing">${csrfField(who.csrf)}
+<div class="field"><label for="visibility">Who can see it</label><select id="visibility" name="visibility">${choices}</select></div>
+<div class="field"><label for="allow">People <span class="muted">(one a line: a username, an email address, or @domain for everyone with a verified email there; used when only listed people may see it)</span></label><textarea id="allow" name="allow" spellcheck="false" autocapitalize="off" rows="3" placeholder="dana@client.example">${escapeHtml(form.allow)}</textarea></div>
+<button class="primary" type="submit" id="save-sharing">Save who can see it</button></form>
+<h3>Recipient links</h3><p class="muted">A link opens the drop for the one person you send it to, whatever the setting above, and counts their views.</p>
+${created}${linkTable}
+<form method="post" action="${dropPath(drop.slug)}/links" class="row" style="margin-top:12px">${csrfField(who.csrf)}
+<div style="flex:1;min-width:200px"><label for="link-label">Who the link is for</label><input type="text" id="link-label" name="label" required maxlength="100" placeholder="Dana"></div>
+<button type="submit" id="create-link" style="align-self:flex-end">Create link</button></form>
+<h3>Access log</h3>${log}</section>`;
+}
 
 function passcodeSection(page: DropPage): string {
   const { drop, who } = page;
@@ -342,6 +424,7 @@ export function dropPage(page: DropPage): string {
 ${page.done === undefined ? '' : notice('ok', page.done)}${page.error === undefined ? '' : notice('err', page.error)}
 <section aria-labelledby="share-h"><h2 id="share-h">Share</h2>${previewFigure(drop)}${copyableCommand('public-url', url, 'Public URL')}
 <p><a class="button primary" href="/p/${encodeURIComponent(drop.slug)}" id="open-drop">Open the drop</a></p>${originLines(page)}</section>
+${sharingSection(page)}
 ${versionsSection(page)}${warningsSection(page)}${commentsSection(page)}${detailsSection(page)}${passcodeSection(page)}${expirySection(page)}
 <section aria-labelledby="danger-h"><h2 id="danger-h">Delete</h2><p class="muted">Deleting removes every version; the URL stops working.</p>
 <a class="button danger" href="${dropPath(drop.slug)}/delete" id="delete-drop">Delete this drop…</a></section>`;

@@ -4,9 +4,11 @@
  * the API uses and the same body validation.
  */
 import type { FastifyRequest } from 'fastify';
+import { readAccess } from '../../domain/access-log.js';
 import * as comments from '../../domain/comments.js';
 import * as drops from '../../domain/drops.js';
 import { isValidSlug, parseVersionNumber } from '../../domain/ids.js';
+import { createLink, LINK_PARAM, revokeLink } from '../../domain/recipient-links.js';
 import { getStats } from '../../domain/stats.js';
 import type { Metadata } from '../../domain/types.js';
 import { ApiError, isApiError } from '../../errors.js';
@@ -19,7 +21,7 @@ import type { TypedApp } from '../typed-app.js';
 import { bodyChecker } from '../validation.js';
 import { type SessionPayload, WEB_SESSION } from '../web-session.js';
 import { registerDiffPage } from './console-diff.js';
-import { type ConsoleKit, type ConsoleRouteDeps, doneOf, type Visit } from './console-kit.js';
+import { type ConsoleKit, type ConsoleRouteDeps, doneOf, refusalText, type Visit } from './console-kit.js';
 import { sendImage } from './previews.js';
 import { commentsBefore } from './public-comments.js';
 
@@ -81,10 +83,11 @@ function dropPageKit(deps: ConsoleRouteDeps) {
     if (!isValidSlug(slug)) throw new ApiError('not_found');
     const accountId = v.session.accountId;
     const { drop, versions, files } = await drops.listVersions(deps.drops, accountId, slug);
-    const [viewStats, feedback, warnings] = await Promise.all([
+    const [viewStats, feedback, warnings, access] = await Promise.all([
       getStats(deps.stats, accountId, slug),
       comments.commentsOfDrop(deps.comments, accountId, slug, before),
       drops.versionWarnings(deps.drops, accountId, slug),
+      readAccess(deps.accessLog, accountId, slug, 0),
     ]);
     const contentUrl = links.contentUrlOf(drop.contentLabel);
     return {
@@ -95,6 +98,8 @@ function dropPageKit(deps: ConsoleRouteDeps) {
       stats: viewStats,
       comments: feedback,
       warnings,
+      links: viewStats.links,
+      access: access.slice(0, SHOWN_ACCESS_ENTRIES),
       ...(before === undefined ? {} : { commentsBefore: before }),
     };
   };
@@ -104,7 +109,7 @@ function dropPageKit(deps: ConsoleRouteDeps) {
     const body = request.body;
     // A form refused before it was read has no fields: the stored details are shown instead.
     const form =
-      withForm && typeof body === 'object' && body !== null
+      withForm && typeof body === 'object' && body !== null && 'title' in body
         ? {
             title: formField(body, 'title'),
             description: formField(body, 'description'),
@@ -114,6 +119,10 @@ function dropPageKit(deps: ConsoleRouteDeps) {
             networkOrigins: formField(body, 'network_origins'),
           }
         : undefined;
+    const sharing =
+      withForm && typeof body === 'object' && body !== null && formField(body, 'visibility') !== ''
+        ? { visibility: formField(body, 'visibility'), allow: formField(body, 'allow') }
+        : undefined;
     return dropPage({
       who: v.who,
       nonce: v.nonce,
@@ -121,6 +130,7 @@ function dropPageKit(deps: ConsoleRouteDeps) {
       ...loaded,
       error,
       ...(form === undefined ? {} : { form }),
+      ...(sharing === undefined ? {} : { sharing }),
     });
   };
   const refused = (v: Visit, request: FastifyRequest, message: string) => again(v, request, message);
@@ -129,6 +139,78 @@ function dropPageKit(deps: ConsoleRouteDeps) {
 
 type DropPageKit = ReturnType<typeof dropPageKit>;
 
+/** The newest access log entries the Sharing panel shows (the API and CLI give them all). */
+const SHOWN_ACCESS_ENTRIES = 20;
+
+/**
+ * The Sharing panel's forms (docs/console.md, "Sharing"): who can see the drop (visibility and the list, one entry a
+ * line), a new recipient link, and revoking one. Each is a console POST (Origin and CSRF checked) calling the domain
+ * function the API uses. A new link's URL is shown on the answer to its POST only, never put in a redirect's URL.
+ */
+function registerSharing(app: TypedApp, kit: ConsoleKit, deps: ConsoleRouteDeps, page: DropPageKit): void {
+  app.post(
+    '/console/drops/:slug/sharing',
+    page.hide,
+    kit.action({
+      write: true,
+      async run(session, request) {
+        const { slug } = paramsOf(request);
+        const allow = formField(request.body, 'allow')
+          .split(/[\s,]+/)
+          .filter((entry) => entry !== '');
+        const input = { visibility: formField(request.body, 'visibility'), allow };
+        await drops.updateDetails(deps.drops, session.accountId, slug, input);
+        return `${pagePath(slug)}?done=sharing#sharing`;
+      },
+      refused: (v, request, message) => page.again(v, request, message, true),
+    }),
+  );
+  app.post(
+    '/console/drops/:slug/links/:id/revoke',
+    page.hide,
+    kit.action({
+      write: true,
+      async run(session, request) {
+        const { slug, id = '' } = paramsOf(request);
+        await revokeLink(deps.links, session.accountId, slug, id);
+        return `${pagePath(slug)}?done=link-revoked#sharing`;
+      },
+      refused: page.refused,
+    }),
+  );
+  app.post(
+    '/console/drops/:slug/links',
+    page.hide,
+    kit.page(async (v, request, reply) => {
+      // The console's onRequest hook has checked the Origin and the session; the CSRF token is checked here.
+      const session = deps.sessions.checkPost(request, WEB_SESSION);
+      if (session === undefined) {
+        const html = await page.again(v, request, 'This form did not come from your console. Try again.');
+        return kit.refuse(reply, v, new ApiError('cross_site'), html);
+      }
+      const { slug } = paramsOf(request);
+      try {
+        await request.spendWrite(session.accountId);
+        const made = await createLink(deps.links, session.accountId, slug, { label: formField(request.body, 'label') });
+        const url = `${page.baseUrl}/p/${slug}?${LINK_PARAM}=${made.secret}`;
+        const loaded = await page.load(v, slug);
+        const html = dropPage({
+          who: v.who,
+          nonce: v.nonce,
+          baseUrl: page.baseUrl,
+          ...loaded,
+          done: `Link for "${made.link.label}" created. Copy it now: it is shown only this once.`,
+          createdLink: { label: made.link.label, url },
+        });
+        return kit.show(reply.header('cache-control', 'no-store'), v, html);
+      } catch (error) {
+        if (!isApiError(error) || error.code === 'not_found' || error.code === 'forbidden') throw error;
+        return kit.refuse(reply, v, error, await page.again(v, request, refusalText(error)));
+      }
+    }),
+  );
+}
+
 export function registerDropPages(app: TypedApp, kit: ConsoleKit, deps: ConsoleRouteDeps): void {
   const page = dropPageKit(deps);
   registerDropViews(app, kit, page);
@@ -136,6 +218,7 @@ export function registerDropPages(app: TypedApp, kit: ConsoleKit, deps: ConsoleR
   registerExpiryAction(app, kit, deps, page);
   registerVersionAndCommentActions(app, kit, deps, page);
   registerCommentModeration(app, kit, deps, page);
+  registerSharing(app, kit, deps, page);
   registerDiffPage(app, kit, deps);
   registerThumbnail(app, deps);
 }

@@ -9,10 +9,12 @@
 import { randomBytes } from 'node:crypto';
 import type { FastifyReply, FastifyRequest, RouteOptions } from 'fastify';
 import type { Config } from '../../config.js';
+import type { AccessLogDeps } from '../../domain/access-log.js';
 import type { AccountDeps } from '../../domain/accounts.js';
 import type { CommentDeps } from '../../domain/comments.js';
 import type { DropDeps } from '../../domain/drops.js';
 import type { ExportDeps } from '../../domain/export.js';
+import type { RecipientLinkDeps } from '../../domain/recipient-links.js';
 import type { StatsDeps } from '../../domain/stats.js';
 import type { WebhookDeps } from '../../domain/webhooks.js';
 import { type ApiError, isApiError } from '../../errors.js';
@@ -41,6 +43,9 @@ export interface ConsoleRouteDeps {
   readonly webhooks: WebhookDeps;
   /** The drops' thumbnails (docs/console.md): their preview images, as their owner sees them. */
   readonly previews: Previews;
+  /** Recipient links and the access log, for the drop page's Sharing panel (docs/console.md, "Sharing"). */
+  readonly links: RecipientLinkDeps;
+  readonly accessLog: AccessLogDeps;
 }
 
 /** A signed-in request: who, the nonce of its page, and the CSRF token its forms carry. */
@@ -108,6 +113,8 @@ export const DONE: Readonly<Record<string, string>> = {
   'expiry-cleared': 'Expiry removed: the drop stays until you delete it.',
   'webhook-removed': 'Webhook removed: it gets nothing more.',
   'webhook-test': 'Test event queued: it is delivered within seconds; see the last delivery below.',
+  sharing: 'Saved: who can see the drop has changed, on every path to it.',
+  'link-revoked': 'Link revoked: it no longer opens the drop.',
 };
 
 /** The `done` message a page was sent back with, if any. */

@@ -34,6 +34,7 @@ import { ERROR_STATUS, type ErrorCode } from '../../errors.js';
 import type { MarkdownCopies } from '../../serve/markdown-copy.js';
 import { CACHE_PRIVATE } from '../../serve/raw.js';
 import { type RawVerdict, rawVerdict, sendRawDocument } from '../../serve/raw-answer.js';
+import { isGated } from '../../serve/raw-cache.js';
 import type { FileLoader, RawLoader } from '../../serve/raw-loader.js';
 import { acceptQuality } from '../accept.js';
 import { cookieValue, serializeCookie } from '../cookies.js';
@@ -238,7 +239,8 @@ function registerRawRoute(app: TypedApp, routes: PublicRoutes): void {
       const { slug, version } = target;
       const entry = await routes.loadRaw({ slug }, version);
       if (entry === undefined) return refusePage(reply, 'not_found', NOT_FOUND_PAGE);
-      const access = visitorOf(routes, request, accessOf(request));
+      // Who the visitor is matters only for a gated drop: a public one's answer reads no session (docs/api.md 4.6).
+      const access = isGated(entry) ? visitorOf(routes, request, accessOf(request)) : accessOf(request);
       const verdict = await rawVerdict(routes.view, entry, entry.answers, access);
       if (verdict.kind === 'expired') return refusePage(reply, 'expired', EXPIRED_PAGE);
       if (verdict.kind === 'refused') return refuseAccess(routes, request, reply, verdict, viewerPathOf(slug, version));
@@ -280,7 +282,7 @@ function registerRawFolderRoute(app: TypedApp, routes: PublicRoutes): void {
           ? await routes.loadRaw({ slug }, version, true)
           : await routes.loadFile({ slug }, version, target.path);
       if (entry === undefined) return refusePage(reply, 'not_found', NOT_FOUND_PAGE);
-      const presented = visitorOf(routes, request, accessOf(request));
+      const presented = isGated(entry) ? visitorOf(routes, request, accessOf(request)) : accessOf(request);
       const access = grant === undefined ? presented : { ...presented, capability: grant };
       const verdict = await rawVerdict(routes.view, entry, entry.answers, access);
       if (verdict.kind === 'expired') return refusePage(reply, 'expired', EXPIRED_PAGE);

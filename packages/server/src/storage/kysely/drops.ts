@@ -82,7 +82,16 @@ export function dropStore(dialect: Dialect, bodies: BodyEncoder): DropStore {
 }
 
 /** The columns a create writes, each a slot of the prepared insert. */
-const NEW_DROP_COLUMNS = [...DROP_COLUMNS, 'last_issued_version'] as const;
+/**
+ * The insert's columns: visibility and allow (migration 0015) are left to their defaults, and set by an update in the
+ * same transaction only when the drop is not public, so the create's compiled statement is what it was before.
+ */
+const NEW_DROP_COLUMNS = [
+  ...DROP_COLUMNS.filter(
+    (c): c is Exclude<(typeof DROP_COLUMNS)[number], 'visibility' | 'allow'> => c !== 'visibility' && c !== 'allow',
+  ),
+  'last_issued_version',
+] as const;
 
 /** The create's own statements, compiled once (kysely/prepared.ts). */
 const countDrop = prepared<{ accountId: string; maxDrops: number }>((db) =>
@@ -127,17 +136,20 @@ function createDrop(db: Kysely<Database>, bodies: BodyEncoder, engine: Engine): 
         expires_at: drop.expiresAt ?? null,
         content_label: drop.contentLabel,
         network: encodeNetwork(drop.network ?? 'open'),
-        visibility: drop.visibility ?? 'public',
-        allow: JSON.stringify(drop.allow ?? []),
       };
       await insertDrop(trx, row);
+      const visibility = drop.visibility ?? 'public';
+      const allow = JSON.stringify(drop.allow ?? []);
+      if (visibility !== 'public' || allow !== '[]') {
+        await trx.updateTable('drops').set({ visibility, allow }).where('slug', '=', drop.slug).execute();
+      }
       await insertVersion(trx, drop.slug, 1, { ...drop, body, files });
       await keepSearchIndex(trx, engine, drop.slug, {
         title: drop.title,
         description: drop.description,
         version: { content, context: drop.context },
       });
-      return toDrop(row);
+      return toDrop({ ...row, visibility, allow });
     });
   };
 }
