@@ -412,7 +412,7 @@ describe('POST /api/import', () => {
     }
   });
 
-  it("skips, by name, the drops over this service's limits or with settings it does not have", async () => {
+  it("skips, by name, the drops over this service's limits or with settings it cannot take", async () => {
     const strict = await createHarness({ limits: { ...LIMITS, maxVersionsPerDrop: 2 } });
     try {
       const token = await strict.token('strict');
@@ -428,7 +428,29 @@ describe('POST /api/import', () => {
         stored('drops/hidden/v/1/index.html', html),
       ]);
       const other = await importZip(strict, token, zip);
-      expect(other.json).toEqual({ imported: [], skipped: [{ from: 'hidden', reason: 'visibility_not_supported' }] });
+      expect(other.json).toEqual({ imported: [], skipped: [{ from: 'hidden', reason: 'invalid_arg' }] });
+      // Who may see a drop comes along, checked as a write's: never more open than it was.
+      const circle = JSON.parse(dropJsonOf('circle'));
+      circle.settings.visibility = 'people';
+      circle.settings.allow = ['Dana@Client.example', '@corp.example'];
+      const kept = await importZip(
+        strict,
+        token,
+        craftZip([
+          stored('manifest.json', manifestOf([{ slug: 'circle' }])),
+          stored('drops/circle/drop.json', JSON.stringify(circle)),
+          stored('drops/circle/versions.json', versionsJsonOf(Buffer.byteLength(html))),
+          stored('drops/circle/v/1/index.html', html),
+        ]),
+      );
+      expect(kept.json.skipped).toEqual([]);
+      const made = await strict.call('GET', `/api/drops/${kept.json.imported[0].slug}`, { token });
+      expect([made.json.visibility, made.json.allow]).toEqual(['people', ['dana@client.example', '@corp.example']]);
+      const anonymous = await strict.call('GET', `/p/${kept.json.imported[0].slug}/raw`);
+      expect(anonymous.status).toBe(401);
+      // Searchable at once, as a created drop is: the index is kept in the import's transaction.
+      const found = await strict.call('GET', '/api/drops?q=private', { token });
+      expect(found.json.data.map((drop: { slug: string }) => drop.slug)).toContain(kept.json.imported[0].slug);
     } finally {
       await strict.close();
     }

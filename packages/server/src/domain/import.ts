@@ -7,7 +7,7 @@
  */
 import { createHash } from 'node:crypto';
 import type { Limits } from '../config.js';
-import { ApiError } from '../errors.js';
+import { ApiError, isApiError } from '../errors.js';
 import type { Clock } from './clock.js';
 import { MAX_COMMENT_CHARS, MAX_QUOTE_CHARS } from './comments.js';
 import { newContentLabel } from './content-origin.js';
@@ -68,7 +68,12 @@ const METADATA_KEY = /^[A-Za-z0-9_](?:[A-Za-z0-9_.-]*[A-Za-z0-9_])?$/;
 export function importProblem(archived: ArchivedDrop, limits: Limits, now: number): string | undefined {
   const { drop, versions, comments } = archived;
   const settings = drop.settings;
-  if (settings.visibility !== 'public' || settings.allow.length > 0) return 'visibility_not_supported';
+  try {
+    importedSettings(settings);
+  } catch (error) {
+    if (isApiError(error)) return error.code;
+    throw error;
+  }
   if (settings.expires_at !== null && settings.expires_at <= now) return 'expired';
   if (chars(drop.title) > limits.maxTitleChars) return 'title_too_long';
   if (drop.title.trim() === '') return 'title_required';

@@ -5,7 +5,8 @@
  * import.ts beside this file.
  */
 import type { NetworkPolicy } from './network.js';
-import type { CommentAuthorKind, CommentSetting, DropRecord } from './types.js';
+import type { CommentAuthorKind, CommentSetting, DropRecord, Visibility } from './types.js';
+import { checkedAllow, checkedVisibility } from './visibility.js';
 
 export const ARCHIVE_FORMAT = 'htmldrop-export';
 export const FORMAT_VERSION = 1;
@@ -20,12 +21,6 @@ export interface ManifestJson {
   readonly user_id: string;
   readonly drops: ReadonlyArray<{ readonly slug: string; readonly title: string; readonly latest_version: number }>;
 }
-
-/**
- * Who may see a drop. Drops have no such setting yet: every drop is `public` with an empty `allow`, written so by
- * settingsOfDrop() and read back by importedSettings(), the two places that learn it when it comes.
- */
-export type Visibility = string;
 
 /** `settings` of `drop.json`: how the drop is served, its passcode's hash included, so a locked drop stays locked. */
 export interface DropSettingsJson {
@@ -104,12 +99,11 @@ export function contextEntryName(filePaths: readonly string[]): string {
 
 /** The one mapping of a drop to its exported settings (docs/api.md, "Export and import"). */
 export function settingsOfDrop(drop: DropRecord, passcodeHash: string | null): DropSettingsJson {
-  const withAccess = drop as DropRecord & { readonly visibility?: Visibility; readonly allow?: readonly string[] };
   return {
     comments: drop.comments,
     network: drop.network,
-    visibility: withAccess.visibility ?? 'public',
-    allow: withAccess.allow ?? [],
+    visibility: drop.visibility,
+    allow: drop.allow,
     expires_at: drop.expiresAt,
     passcode_hash: passcodeHash,
   };
@@ -121,14 +115,19 @@ export interface ImportedSettings {
   readonly network: NetworkPolicy;
   readonly expiresAt: number | null;
   readonly passcodeHash: string | null;
+  readonly visibility: Visibility;
+  readonly allow: readonly string[];
 }
 
 /**
- * The one function that applies exported settings to a drop being imported. `visibility` and `allow` other than
- * `public` and `[]` are refused by the caller (importProblem in import.ts) until drops carry them.
+ * The one function that applies exported settings to a drop being imported: who may see it is checked as a write's
+ * `visibility` and `allow` are (400 invalid_arg becomes the drop's skip reason, importProblem in import.ts), so an
+ * imported drop is never more open than it was.
  */
 export function importedSettings(settings: DropSettingsJson): ImportedSettings {
   return {
+    visibility: checkedVisibility(settings.visibility) ?? 'public',
+    allow: checkedAllow(settings.allow) ?? [],
     comments: settings.comments,
     network: settings.network,
     expiresAt: settings.expires_at,

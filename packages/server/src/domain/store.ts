@@ -691,6 +691,9 @@ export interface ImportedDrop {
   readonly expiresAt: number | null;
   readonly contentLabel: string;
   readonly network: NetworkPolicy;
+  /** Who may see it (docs/api.md, "Who can see a drop"), as it was exported, checked as a write's. */
+  readonly visibility: Visibility;
+  readonly allow: readonly string[];
   readonly createdAt: number;
   readonly updatedAt: number;
   /** Versions in increasing order, each read when the store reaches it. At least one. */

@@ -66,6 +66,6 @@ export function createKyselyStore(dialect: Dialect): Store {
     ...warningStore(db),
     ...accessStore(db),
     ...previewStore(db),
-    ...importStore(db, bodies),
+    ...importStore(db, bodies, dialect.name),
   };
 }

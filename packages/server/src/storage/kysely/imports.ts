@@ -8,6 +8,7 @@ import type { Store } from '../../domain/store.js';
 import type { DropRecord } from '../../domain/types.js';
 import type { BodyEncoder } from '../body-encoder.js';
 import type { Database } from '../schema.js';
+import { type Engine, reindexFromStore } from './search.js';
 import { DROP_COLUMNS, encodeNetwork, inTransaction, Rollback, toDrop } from './shared.js';
 import { encodeFiles, insertVersion } from './versions.js';
 
@@ -16,7 +17,7 @@ export type ImportStore = Pick<Store, 'findImportedDrop' | 'importDrop'>;
 /** Comment rows per insert statement: eleven parameters each, well under every database's limit. */
 const COMMENT_ROWS_PER_INSERT = 100;
 
-export function importStore(db: Kysely<Database>, bodies: BodyEncoder): ImportStore {
+export function importStore(db: Kysely<Database>, bodies: BodyEncoder, engine: Engine): ImportStore {
   return {
     async findImportedDrop(accountId, source) {
       const row = await db
@@ -48,6 +49,8 @@ export function importStore(db: Kysely<Database>, bodies: BodyEncoder): ImportSt
           expires_at: drop.expiresAt,
           content_label: drop.contentLabel,
           network: encodeNetwork(drop.network),
+          visibility: drop.visibility,
+          allow: JSON.stringify(drop.allow),
         };
         await trx.insertInto('drops').values(row).execute();
         // The source next (its foreign key names the row above): a second import of the same drop stops here,
@@ -117,6 +120,8 @@ export function importStore(db: Kysely<Database>, bodies: BodyEncoder): ImportSt
             .where('comment_clock', '<', newest)
             .execute();
         }
+        // Found by a search at once, as a created drop is (docs/api.md, "Search"): in the same transaction.
+        await reindexFromStore(trx, engine, drop.slug);
         return toDrop(updated);
       }),
   };
