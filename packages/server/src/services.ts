@@ -292,7 +292,7 @@ export function createServices(options: ServiceOptions): Services {
     events,
     webhooks,
     webhookWorker,
-    publicView: { store, clock, tokenUses, capabilities },
+    publicView: { store, clock, tokenUses, capabilities, events },
     links: { store, clock, listener },
     accessLog: { store, clock },
     oauth: { store, clock, counter, limits, ...random },

@@ -187,6 +187,20 @@ describe('every path obeys who can see a drop', () => {
     expect(log.find((e) => e.outcome === 'viewed')).toMatchObject({ who: { kind: 'person', name: 'dana' } });
   });
 
+  it('decides the events stream and the preview image as the viewer does, for the person signed in', async () => {
+    const drop = await publish({ visibility: 'people', allow: ['dana'] });
+    expect((await get(`/p/${drop.slug}/events`)).status).toBe(401);
+    const eve = await signIn('eve');
+    expect((await get(`/p/${drop.slug}/events`, { cookie: eve.cookie })).status).toBe(403);
+    const hidden = await get(`/p/${drop.slug}/preview.png`, { cookie: eve.cookie });
+    const dana = await signIn('dana');
+    const shown = await get(`/p/${drop.slug}/preview.png`, { cookie: dana.cookie });
+    expect([hidden.status, shown.status]).toEqual([200, 200]);
+    // Eve gets the protected card every refused visitor gets; Dana the drop's own card.
+    expect(hidden.headers.etag).toBe((await get(`/p/${drop.slug}/preview.png`)).headers.etag);
+    expect(shown.headers.etag).not.toBe(hidden.headers.etag);
+  });
+
   it('opens for the owner (session or token), and for anyone signed in when visibility is signed_in', async () => {
     const drop = await publish({ visibility: 'people', allow: [] });
     const olga = await signIn('olga');

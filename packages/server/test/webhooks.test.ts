@@ -335,6 +335,22 @@ describe('delivering', () => {
     ).toThrow();
   });
 
+  it('tells access.refused for a visitor who may not see the drop, naming who, as the access log does', async () => {
+    const a = cluster.at(0);
+    const made = await call(a, 'POST', '/api/webhooks', ann, { url: receiver.url, events: ['access.refused'] });
+    expect(made.status).toBe(201);
+    const drop = (await call(a, 'POST', '/api/drops', ann, { title: 'Inner', html: page('x'), visibility: 'people' }))
+      .json;
+    expect((await fetch(`${cluster.at(1).url}/p/${drop.slug}/raw`)).status).toBe(401);
+    await receiver.until((all) => all.length >= 1);
+    expect(JSON.parse(receiver.received[0]?.body ?? '{}').data).toEqual({
+      slug: drop.slug,
+      reason: 'sign_in_required',
+      who_kind: 'anonymous',
+      who_name: null,
+    });
+  });
+
   it('keeps retrying while the receiver is down, with the same webhook-id, and every event arrives', async () => {
     const [a, b] = [cluster.at(0), cluster.at(1)];
     const made = await call(a, 'POST', '/api/webhooks', ann, { url: receiver.url, events: ['drop.version_created'] });

@@ -6,7 +6,7 @@
 
 import type { Clock } from './clock.js';
 import { hitWindow, type RateCounter } from './rate-counter.js';
-import type { DropStore } from './store.js';
+import type { AccessWho, DropStore, RefusalReason } from './store.js';
 
 /** The event types a webhook subscribes to (docs/api.md, "Webhooks"). */
 export const EVENT_TYPES = [
@@ -47,20 +47,21 @@ export interface EventSink {
 /** No listener (tests of the domain alone, the operator command). */
 export const NO_EVENTS: EventSink = { emit: async () => undefined };
 
-/** Why a visitor was refused (docs/api.md, "Webhooks": `access.refused`). More reasons arrive with visibility rules. */
-export type RefusalReason = 'wrong_passcode';
-
 /**
- * The one place a refusal of a visitor becomes an `access.refused` event: every refusal point calls it (today the
- * wrong passcode of the viewer's gate). Never throws.
+ * The one place a refusal of a visitor becomes an `access.refused` event (docs/api.md, "Webhooks"): the wrong
+ * passcode of the viewer's gate (domain/viewing.ts) and every refusal of who may see a drop (domain/public-view.ts),
+ * with who was refused when it is known (as the access log names them). Never throws.
  */
 export function reportAccessRefused(
   sink: EventSink,
   drop: { readonly slug: string; readonly accountId: string },
   reason: RefusalReason,
   at: number,
+  who?: AccessWho,
 ): Promise<void> {
-  return sink.emit({ type: 'access.refused', accountId: drop.accountId, slug: drop.slug, data: { reason }, at });
+  const data: Record<string, string | null> =
+    who === undefined ? { reason } : { reason, who_kind: who.kind, who_name: who.name };
+  return sink.emit({ type: 'access.refused', accountId: drop.accountId, slug: drop.slug, data, at });
 }
 
 /** One Server-Sent Event: its name and its data (one line of JSON). */

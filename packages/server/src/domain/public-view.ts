@@ -11,6 +11,7 @@ import { recordAccess } from './access-log.js';
 import { authenticate, type TokenUseRecorder } from './accounts.js';
 import type { Capabilities } from './capability.js';
 import type { Clock } from './clock.js';
+import { type EventSink, reportAccessRefused } from './events.js';
 import { isLinkSecret, linkSecretHash, linkState } from './recipient-links.js';
 import type { AccessStore, AccessWho, AccountStore, DropStore, RecipientLink, RefusalReason } from './store.js';
 import {
@@ -30,6 +31,8 @@ export interface PublicViewDeps {
   readonly clock: Clock;
   readonly tokenUses: TokenUseRecorder;
   readonly capabilities: Capabilities;
+  /** Where `access.refused` goes (domain/events.ts); none: nowhere. */
+  readonly events?: EventSink;
 }
 
 /**
@@ -100,6 +103,10 @@ async function refuse(
   version: number | null,
 ): Promise<AccessDecision> {
   await recordAccess(deps, drop.slug, { outcome: 'refused', reason, who, version });
+  // The wrong passcode's event is the gate's own (domain/viewing.ts), which knows the drop's owner.
+  if (deps.events !== undefined && 'accountId' in drop) {
+    await reportAccessRefused(deps.events, drop as GatedDrop, reason, deps.clock.now(), who);
+  }
   return { kind: 'refused', reason, who };
 }
 

@@ -225,9 +225,10 @@ async function registerRoutes(app: TypedApp, services: Services, options: AppOpt
     view: services.publicView,
     live: services.live,
     maxStreams: config.maxEventStreams,
+    sessions,
     ...(options.eventKeepAliveMs === undefined ? {} : { keepAliveMs: options.eventKeepAliveMs }),
   });
-  await app.register(previewRoutes, { config, view: services.publicView, previews: services.previews });
+  await app.register(previewRoutes, { config, view: services.publicView, previews: services.previews, sessions });
   await app.register(contentHostRoutes, {
     config,
     content: services.contentHosts,

@@ -5,7 +5,7 @@ import { totalBytes } from '../domain/files.js';
 import type { Scanned } from '../domain/scan.js';
 import { statsAnswer } from '../domain/stats.js';
 import type { AccessEntry, RecipientLink } from '../domain/store.js';
-import type { DropRecord, FoundDrop, TokenInfo, VersionFile, VersionInfo, VersionRecord } from '../domain/types.js';
+import type { FoundDrop, TokenInfo, VersionFile, VersionInfo, VersionRecord } from '../domain/types.js';
 
 /** Where a drop is reached: the service's base URL, and its own origin when one is configured. */
 export interface DropLinks {

@@ -14,11 +14,11 @@ import type { LiveEvent, LiveFeed } from '../../domain/events.js';
 import { isValidSlug } from '../../domain/ids.js';
 import { mayFollowDrop, type PublicViewDeps } from '../../domain/public-view.js';
 import { ApiError } from '../../errors.js';
-import { cookieValue } from '../cookies.js';
 import { refusePage } from '../page-reply.js';
 import { EXPIRED_PAGE, failedPage, NOT_FOUND_PAGE, passcodeRequiredPage } from '../pages/layout.js';
 import type { TypedApp } from '../typed-app.js';
-import { CAPABILITY_COOKIE } from './public.js';
+import type { WebSessions } from '../web-session.js';
+import { pageVisitorOf } from './public.js';
 
 /** Streams one client address (an IPv4 address or an IPv6 /64) may hold open on one instance. */
 export const MAX_STREAMS_PER_ADDRESS = 20;
@@ -33,6 +33,8 @@ export interface EventRouteDeps {
   readonly view: PublicViewDeps;
   readonly live: LiveFeed;
   readonly maxStreams: number;
+  /** The one session of the service's pages: a signed-in person follows a drop shared with them. */
+  readonly sessions: WebSessions;
   /** Tests shorten it; KEEP_ALIVE_MS otherwise. */
   readonly keepAliveMs?: number;
 }
@@ -72,7 +74,7 @@ export async function eventRoutes(app: TypedApp, deps: EventRouteDeps): Promise<
       if (left <= 0) perAddress.delete(address);
       else perAddress.set(address, left);
     };
-    const access = { capability: cookieValue(request.headers.cookie, CAPABILITY_COOKIE), authorization: undefined };
+    const access = pageVisitorOf(deps.sessions, request);
     let verdict: Awaited<ReturnType<typeof mayFollowDrop>>;
     try {
       verdict = await mayFollowDrop(deps.view, slug, access);
@@ -83,6 +85,11 @@ export async function eventRoutes(app: TypedApp, deps: EventRouteDeps): Promise<
     if (verdict.kind !== 'open') {
       release();
       if (verdict.kind === 'expired') return refusePage(reply, 'expired', EXPIRED_PAGE);
+      if (verdict.kind === 'refused') {
+        // Not for this visitor (docs/api.md, "Who can see a drop"): as the raw path answers, nothing of the drop.
+        const refusal = new ApiError(access.person === undefined ? 'sign_in_required' : 'not_on_list');
+        return refusePage(reply, refusal.code, failedPage(refusal), { cacheControl: 'private, no-store' });
+      }
       if (verdict.kind === 'locked') {
         return refusePage(reply, 'locked', passcodeRequiredPage(`/p/${slug}`), { cacheControl: 'private, no-store' });
       }

@@ -13,16 +13,18 @@ import type { PublicViewDeps } from '../../domain/public-view.js';
 import { ApiError } from '../../errors.js';
 import type { PreviewImage, Previews } from '../../serve/previews.js';
 import { CACHE_PRIVATE } from '../../serve/raw.js';
-import { cookieValue } from '../cookies.js';
 import { refusePage } from '../page-reply.js';
 import { EXPIRED_PAGE, escapeHtml, NOT_FOUND_PAGE } from '../pages/layout.js';
 import type { TypedApp } from '../typed-app.js';
-import { CAPABILITY_COOKIE } from './public.js';
+import type { WebSessions } from '../web-session.js';
+import { pageVisitorOf } from './public.js';
 
 export interface PreviewRouteDeps {
   readonly config: Config;
   readonly view: PublicViewDeps;
   readonly previews: Previews;
+  /** The one session of the service's pages: a person a drop is shared with sees its image. */
+  readonly sessions: WebSessions;
 }
 
 /** How long a shared cache may keep an open drop's image: short, so a new lock or title shows soon. */
@@ -38,12 +40,12 @@ function requestedVersion(v: unknown): number | undefined | null {
 /** What the visitor of a `/p/<slug>…` URL may see of it, with the capability cookie (the viewer's). */
 export function previewAccessOf(
   view: PublicViewDeps,
+  sessions: WebSessions,
   request: FastifyRequest,
   slug: string,
   requested: number | null | undefined,
 ): Promise<PreviewAccess> {
-  const access = { capability: cookieValue(request.headers.cookie, CAPABILITY_COOKIE), authorization: undefined };
-  return findPreviewAccess(view, slug, requested, access);
+  return findPreviewAccess(view, slug, requested, pageVisitorOf(sessions, request));
 }
 
 export async function previewRoutes(app: TypedApp, deps: PreviewRouteDeps): Promise<void> {
@@ -57,7 +59,7 @@ export async function previewRoutes(app: TypedApp, deps: PreviewRouteDeps): Prom
       const { slug } = request.params as { slug: string };
       if (!isValidSlug(slug)) return refusePage(reply, 'not_found', NOT_FOUND_PAGE);
       const askedFor = (request.query as Query).v;
-      const found = await previewAccessOf(view, request, slug, requestedVersion(askedFor));
+      const found = await previewAccessOf(view, deps.sessions, request, slug, requestedVersion(askedFor));
       switch (found.kind) {
         case 'refused':
           return refusePage(reply, found.code, found.code === 'expired' ? EXPIRED_PAGE : NOT_FOUND_PAGE);
@@ -137,7 +139,7 @@ function registerOEmbedRoute(app: TypedApp, deps: PreviewRouteDeps): void {
       const maxHeight = bound(query.maxheight, 'maxheight');
       const target = viewerTarget(config.baseUrl, url);
       if (target === undefined) throw new ApiError('not_found');
-      const found = await previewAccessOf(view, request, target.slug, target.version);
+      const found = await previewAccessOf(view, deps.sessions, request, target.slug, target.version);
       // As the viewer would: unknown 404, expired 410, a drop this consumer cannot open 401 (oEmbed 1.0, 2.3.5).
       if (found.kind === 'refused') throw new ApiError(found.code);
       if (found.kind === 'protected') throw new ApiError('locked');

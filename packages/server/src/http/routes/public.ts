@@ -139,6 +139,20 @@ export function linkOf(request: FastifyRequest): string | undefined {
   return cookieValue(request.headers.cookie, LINK_COOKIE);
 }
 
+/**
+ * What a visitor of a page under /p/<slug> other than the viewer presents (the events stream, the preview image, the
+ * embed): the capability cookie, the person signed in and a recipient link, so each is decided as the viewer is
+ * (docs/api.md, "Who can see a drop").
+ */
+export function pageVisitorOf(sessions: WebSessions, request: FastifyRequest): VisitorAccess {
+  return {
+    capability: cookieValue(request.headers.cookie, CAPABILITY_COOKIE),
+    authorization: undefined,
+    person: personOf(sessions, request),
+    link: linkOf(request),
+  };
+}
+
 /** What a visitor on the service's own host presents: the grants of accessOf(), the session and a link. */
 function visitorOf(routes: PublicRoutes, request: FastifyRequest, base: VisitorAccess): VisitorAccess {
   return { ...base, person: personOf(routes.viewerComments.sessions, request), link: linkOf(request) };
@@ -444,7 +458,7 @@ function registerEmbedRoute(app: TypedApp, routes: PublicRoutes): void {
       if (!isValidSlug(slug)) return refusePage(reply, 'not_found', NOT_FOUND_PAGE);
       const requested = requestedVersion((request.query as Query).v);
       const own = routes.contentHosts?.origins;
-      const access = { capability: cookieValue(request.headers.cookie, CAPABILITY_COOKIE), authorization: undefined };
+      const access = pageVisitorOf(sessionsOf(routes), request);
       const frameOf = (d: DropRecord) => (own === undefined || d.contentLabel === null ? 'raw' : 'own-origin');
       const page = await findViewerPage(routes.view, slug, requested, access, frameOf);
       const versionQuery = typeof requested === 'number' ? `?v=${requested}` : '';
