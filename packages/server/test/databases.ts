@@ -7,7 +7,7 @@ import fs from 'node:fs';
 import { type Kysely, Migrator } from 'kysely';
 import pg from 'pg';
 import type { Store } from '../src/domain/store.js';
-import { createKyselyStore } from '../src/storage/kysely-store.js';
+import { createKyselyStore, type StoreTuning } from '../src/storage/kysely-store.js';
 import { migrationProvider } from '../src/storage/migrations/index.js';
 import { openPostgres } from '../src/storage/postgres.js';
 import type { Database } from '../src/storage/schema.js';
@@ -30,7 +30,7 @@ export interface TestDatabase {
   /** HTMLDROP_DATABASE_URL for processes that should share this database (PostgreSQL only). */
   readonly databaseUrl: string | undefined;
   /** A new store on this database (the caller closes it). */
-  open(): Store;
+  open(tuning?: StoreTuning): Store;
   /** Drops the schema / removes the files. */
   drop(): Promise<void>;
 }
@@ -59,7 +59,7 @@ export async function createTestDatabase(dialect: DialectName = TEST_DIALECT): P
       dialect,
       dataDir,
       databaseUrl: undefined,
-      open: () => createKyselyStore(openSqlite(dataDir)),
+      open: (tuning) => createKyselyStore(openSqlite(dataDir), tuning),
       drop: async () => fs.rmSync(dataDir, { recursive: true, force: true }),
     };
   }
@@ -70,7 +70,7 @@ export async function createTestDatabase(dialect: DialectName = TEST_DIALECT): P
     dialect,
     dataDir,
     databaseUrl,
-    open: () => createKyselyStore(openPostgres(databaseUrl)),
+    open: (tuning) => createKyselyStore(openPostgres(databaseUrl), tuning),
     drop: async () => {
       await adminQuery(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
       fs.rmSync(dataDir, { recursive: true, force: true });

@@ -7,6 +7,7 @@ import type { Store } from '../src/domain/store.js';
 import { type App, buildApp } from '../src/http/app.js';
 import type { MarkdownCopyOptions } from '../src/serve/markdown-copy.js';
 import { createServices, type ServiceOptions, type Services } from '../src/services.js';
+import type { StoreTuning } from '../src/storage/kysely-store.js';
 import { createTestDatabase, type DialectName, type TestDatabase } from './databases.js';
 
 export { tempDir } from './temp.js';
@@ -74,6 +75,8 @@ export interface HarnessOptions {
   readonly screenshots?: ServiceOptions['screenshots'];
   /** The database; the suite's (TEST_DIALECT) when absent. */
   readonly dialect?: DialectName;
+  /** The store's bounds, shrunk (storage/kysely-store.ts). */
+  readonly store?: StoreTuning;
 }
 
 /** An app on a fresh database of the suite's dialect (TEST_DIALECT: SQLite, or PostgreSQL in its own schema). */
@@ -82,7 +85,7 @@ export async function createHarness(options: HarnessOptions = {}): Promise<Harne
   const dataDir = database.dataDir;
   const base = loadConfig({ HTMLDROP_DATA_DIR: dataDir, HTMLDROP_BASE_URL: 'http://drops.test', ...options.env });
   const config: Config = { ...base, limits: { ...base.limits, ...options.limits } };
-  const store = database.open();
+  const store = database.open(options.store);
   await store.migrate();
   const clock = options.clock ?? { now: () => Date.now() };
   const markdown = options.markdown === undefined ? {} : { markdown: options.markdown };

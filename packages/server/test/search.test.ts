@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { migrationProvider } from '../src/storage/migrations/index.js';
 import { openAtMigration } from './databases.js';
-import { createHarness, type Harness } from './helpers.js';
+import { createHarness, createTestClock, type Harness } from './helpers.js';
 
 let h: Harness;
 let alice: string;
@@ -260,7 +260,7 @@ describe('q on GET /api/drops', () => {
 
   it('finds drops made before the index existed: the migration indexes them', async () => {
     const before = await slugsOf('walrus');
-    // Back to the migration before 0017 (which drops the index), then forward again.
+    // Back to the migration before 0017 (which drops the index), then forward again: 0020 indexes them.
     const names = Object.keys(await migrationProvider.getMigrations()).sort();
     const previous = names[names.indexOf('0017-search-index') - 1] as string;
     const raw = await openAtMigration(h.database, previous);
@@ -272,5 +272,105 @@ describe('q on GET /api/drops', () => {
     expect(await slugsOf('walrus')).toEqual(before);
     expect(await slugsOf('bonobo')).toEqual([]);
     expect((await search('pelicans')).data[0]?.match.fields).toEqual(['content']);
+  });
+});
+
+describe('q and expiry', () => {
+  // The index keeps each drop's expiry (migration 0020): set on create, changed by PATCH through a trigger.
+  const clock = createTestClock();
+  let x: Harness;
+  let carol: string;
+
+  beforeAll(async () => {
+    x = await createHarness({ clock, limits: { maxWritesPerMinute: 10_000, maxWritesPerDay: 10_000 } });
+    carol = await x.token('carol');
+  });
+  afterAll(() => x.close());
+
+  const post = async (expiresAt: number | null) => {
+    const reply = await x.call('POST', '/api/drops', {
+      token: carol,
+      body: { title: 'Okapi sightings', html: doc('<p>okapi</p>'), expires_at: expiresAt },
+    });
+    expect(reply.status, reply.text).toBe(201);
+    return (reply.json as { slug: string }).slug;
+  };
+  const found = async () => {
+    const reply = await x.call('GET', '/api/drops?q=okapi', { token: carol });
+    expect(reply.status, reply.text).toBe(200);
+    return (reply.json as { data: { slug: string }[] }).data.map((d) => d.slug).sort();
+  };
+  const patch = async (slug: string, expiresAt: number | null) => {
+    const reply = await x.call('PATCH', `/api/drops/${slug}`, { token: carol, body: { expires_at: expiresAt } });
+    expect(reply.status, reply.text).toBe(200);
+  };
+
+  it('finds a drop until it expires, with the expiry PATCH last set', async () => {
+    const hour = 3_600_000;
+    const lasting = await post(clock.now() + hour);
+    const shortened = await post(clock.now() + hour);
+    const never = await post(null);
+    expect(await found()).toEqual([lasting, shortened, never].sort());
+    await patch(lasting, null);
+    await patch(shortened, clock.now() + 120_000);
+    clock.advance(5 * 60_000);
+    expect(await found()).toEqual([lasting, never].sort());
+    clock.advance(2 * hour);
+    expect(await found()).toEqual([lasting, never].sort());
+  });
+});
+
+describe('q when more drops match than relevance ranks', () => {
+  // The window shrunk from RANK_WINDOW to 4 (docs/decisions/0040): the newest 4 matches are ranked, the older follow.
+  let w: Harness;
+  let dave: string;
+  const created: string[] = [];
+
+  beforeAll(async () => {
+    w = await createHarness({
+      store: { rankWindow: 4 },
+      limits: { maxWritesPerMinute: 10_000, maxWritesPerDay: 10_000 },
+    });
+    dave = await w.token('dave');
+    for (let i = 0; i < 10; i++) {
+      // The oldest and the ninth have the word in their title: a relevance over all would put the oldest first.
+      const title = i === 0 || i === 8 ? `Quokka census ${i}` : `Census ${i}`;
+      const reply = await w.call('POST', '/api/drops', {
+        token: dave,
+        body: { title, html: doc('<p>Counted one quokka near the river.</p>') },
+      });
+      expect(reply.status, reply.text).toBe(201);
+      created.push((reply.json as { slug: string }).slug);
+    }
+  });
+  afterAll(() => w.close());
+
+  const page = async (extra: string) => {
+    const reply = await w.call('GET', `/api/drops?q=quokka${extra}`, { token: dave });
+    expect(reply.status, reply.text).toBe(200);
+    return reply.json as { data: { slug: string }[]; pagination: { total_items: number } };
+  };
+
+  it('ranks the newest matches, then lists the older ones newest first, over every page', async () => {
+    const all = await page('&pageSize=20');
+    expect(all.pagination.total_items).toBe(10);
+    const order = all.data.map((d) => d.slug);
+    expect(order[0]).toBe(created[8]);
+    expect(order.slice(0, 4).sort()).toEqual(created.slice(6).sort());
+    expect(order.slice(4)).toEqual(created.slice(0, 6).reverse());
+    // Pages of 3 cross the window's edge (after 4) and give the same order, each drop once.
+    const paged: string[] = [];
+    for (let n = 1; n <= 4; n++) {
+      const { data, pagination } = await page(`&pageSize=3&page=${n}`);
+      expect(pagination.total_items).toBe(10);
+      paged.push(...data.map((d) => d.slug));
+    }
+    expect(paged).toEqual(order);
+  });
+
+  it('a sort asked for covers every match', async () => {
+    const { data } = await page('&pageSize=20&sortBy=created_at&sortOrder=asc');
+    // Sorted by a time two creates may share: the set, not the order.
+    expect(data.map((d) => d.slug).sort()).toEqual([...created].sort());
   });
 });

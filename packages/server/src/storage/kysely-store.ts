@@ -23,7 +23,13 @@ import { warningStore } from './kysely/warnings.js';
 import { webhookStore } from './kysely/webhooks.js';
 import { migrationProvider } from './migrations/index.js';
 
-export function createKyselyStore(dialect: Dialect): Store {
+/** Bounds a test may shrink, so that what happens past them is tested without thousands of rows. */
+export interface StoreTuning {
+  /** How many matches a search ranks by relevance (kysely/search.ts, RANK_WINDOW). */
+  readonly rankWindow?: number;
+}
+
+export function createKyselyStore(dialect: Dialect, tuning: StoreTuning = {}): Store {
   const { db } = dialect;
   const bodies = createBodyEncoder();
 
@@ -54,7 +60,7 @@ export function createKyselyStore(dialect: Dialect): Store {
     },
 
     ...accountStore(db),
-    ...dropStore(dialect, bodies),
+    ...dropStore(dialect, bodies, tuning.rankWindow),
     ...deviceRequestStore(db),
     ...rateWindowStore(dialect),
     ...settingStore(db),

@@ -314,6 +314,10 @@ export interface WebhookAttemptsTable {
 export interface SearchTextsTable {
   id: Generated<number>;
   slug: string;
+  /** The drop's, copied (migration 0020): a search filters by owner and expiry without reading `drops`. */
+  account_id: string;
+  /** The drop's, kept by a trigger on `drops` (migration 0020). */
+  expires_at: number | null;
 }
 
 /** SQLite only: the FTS5 table, a row per drop, each field's folded words (kysely/search.ts). */

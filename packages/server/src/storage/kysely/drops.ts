@@ -2,7 +2,7 @@
  * Drops and their versions over Kysely: create, list with metadata and title filters, append and delete versions,
  * passcode, delete (view counts are in view-stats.ts). Each method's atomicity is stated on it in domain/store.ts.
  */
-import type { Insertable, Kysely } from 'kysely';
+import { type Compilable, type Insertable, type Kysely, sql } from 'kysely';
 import type { SearchTerms } from '../../domain/search.js';
 import type { DropChanges, NewDrop, NewVersion, Store, VersionConflict } from '../../domain/store.js';
 import type { DropRecord, ListedDrop, ListQuery } from '../../domain/types.js';
@@ -14,9 +14,11 @@ import { type Prepared, prepared, slot } from './prepared.js';
 import {
   type Engine,
   engineQuery,
+  entryId,
   foundDrops,
   keepSearchIndex,
-  matchingDrops,
+  matchingEntries,
+  RANK_WINDOW,
   relevance,
   searchedTexts,
 } from './search.js';
@@ -57,7 +59,7 @@ async function missedWrite(
   return undefined;
 }
 
-export function dropStore(dialect: Dialect, bodies: BodyEncoder): DropStore {
+export function dropStore(dialect: Dialect, bodies: BodyEncoder, rankWindow = RANK_WINDOW): DropStore {
   const { db } = dialect;
   return {
     createDrop: createDrop(db, bodies, dialect.name),
@@ -70,7 +72,7 @@ export function dropStore(dialect: Dialect, bodies: BodyEncoder): DropStore {
         .executeTakeFirst();
       return row === undefined ? undefined : toDrop(row);
     },
-    listDrops: listDrops(dialect),
+    listDrops: listDrops(dialect, rankWindow),
     appendVersion: appendVersion(db, bodies, dialect.name),
     updateDrop: updateDrop(db, dialect.name),
     setPasscode: setPasscode(db),
@@ -174,7 +176,7 @@ interface ListStatements {
  * how many tags are filtered on, whether a title filter and the expiry condition apply, the sort. Only values vary
  * between two calls of one shape.
  */
-function listDrops(dialect: Dialect): Store['listDrops'] {
+function listDrops(dialect: Dialect, rankWindow: number): Store['listDrops'] {
   const shapes = new Map<string, ListStatements>();
   const statementsFor = (query: ListQuery, tags: number): ListStatements => {
     const title = Boolean(query.titleContains);
@@ -211,7 +213,7 @@ function listDrops(dialect: Dialect): Store['listDrops'] {
     if (shapes.size < MAX_LIST_SHAPES) shapes.set(shape, statements);
     return statements;
   };
-  const search = searchList(dialect);
+  const search = searchList(dialect, rankWindow);
   return async (accountId, query: ListQuery) => {
     if (query.search !== undefined) return search(accountId, query, query.search);
     const entries = Object.entries(query.metadata);
@@ -238,45 +240,73 @@ function listDrops(dialect: Dialect): Store['listDrops'] {
 /** The drop columns, named with their table: a search joins tables that share some names (slug, title, content). */
 const QUALIFIED_DROP_COLUMNS = DROP_COLUMNS.map((column) => `drops.${column}` as const);
 
+/** A search's statements: a listing's, and for relevance past the window, its boundary and the older matches. */
+interface SearchStatements extends ListStatements {
+  readonly boundary: Prepared<Record<string, unknown>>;
+  readonly older: Prepared<Record<string, unknown>>;
+}
+
 /**
  * A search's page and total (docs/api.md, "Search"): the same filters as a listing, over the drops the engine's index
  * matches (kysely/search.ts), best first unless a sort was asked for. Compiled once per shape, as a listing is.
+ *
+ * Relevance ranks the newest `rankWindow` matches (RANK_WINDOW unless a test shrinks it) (docs/decisions/0040-search-filters-in-the-index.md): past that many,
+ * the total tells, the boundary statement finds the window's oldest entry, the page ranks from it on, and the older
+ * matches follow it newest first.
  */
-function searchList(dialect: Dialect) {
+function searchList(dialect: Dialect, rankWindow: number) {
   const engine = dialect.name;
   const { rank, order } = relevance(engine);
-  const shapes = new Map<string, ListStatements>();
-  const statementsFor = (query: ListQuery, tags: number, byRelevance: boolean): ListStatements => {
+  const id = entryId(engine);
+  const shapes = new Map<string, SearchStatements>();
+  const statementsFor = (query: ListQuery, tags: number, byRelevance: boolean): SearchStatements => {
     const title = Boolean(query.titleContains);
     const alive = query.aliveAt !== undefined;
     const shape = `${tags} ${title} ${alive} ${byRelevance ? 'relevance' : `${query.sortBy} ${query.sortOrder}`}`;
     const known = shapes.get(shape);
     if (known !== undefined) return known;
+    // The drop's row is read only for a filter or an order on its own columns (docs/decisions/0040).
+    const needsDrops = tags > 0 || title || !byRelevance;
     const filtered = (executor: Kysely<Database>) => {
-      let base = matchingDrops(engine, executor).where('drops.account_id', '=', slot<string>('account'));
+      const entries = matchingEntries(engine, executor, alive);
+      if (!needsDrops) return entries;
+      let base = entries.innerJoin('drops', 'drops.slug', 'search_texts.slug');
       for (let i = 0; i < tags; i++) {
         base = base.where(dialect.jsonText('metadata', slot<string>(`k${i}`)), '=', slot<string>(`v${i}`));
       }
       if (title) base = base.where(dialect.likeIgnoringCase('drops.title', slot<string>('title')));
-      if (alive) {
-        base = base.where((eb) =>
-          eb.or([eb('drops.expires_at', 'is', null), eb('drops.expires_at', '>', slot<number>('aliveAt'))]),
-        );
-      }
-      return base;
+      return base as unknown as typeof entries;
     };
-    const statements: ListStatements = {
+    const paged = <T extends { limit(n: number): { offset(n: number): Compilable<unknown> } }>(q: T) =>
+      q.limit(slot<number>('limit')).offset(slot<number>('offset'));
+    const statements: SearchStatements = {
       count: prepared((executor) =>
         filtered(executor).select((eb) => eb.fn.countAll<number | string | bigint>().as('n')),
       ),
       // The page's slugs only: ranking and sorting carry no row's columns, let alone its text.
       page: prepared((executor) => {
-        const selected = filtered(executor).select('drops.slug');
-        const sorted = byRelevance
-          ? selected.orderBy(rank, order).orderBy('drops.slug', 'asc')
-          : selected.orderBy(`drops.${query.sortBy}`, query.sortOrder).orderBy('drops.slug', query.sortOrder);
-        return sorted.limit(slot<number>('limit')).offset(slot<number>('offset'));
+        const selected = filtered(executor).select('search_texts.slug');
+        if (byRelevance) {
+          return paged(
+            selected.where(id, '>=', slot<number>('from')).orderBy(rank, order).orderBy('search_texts.slug', 'asc'),
+          );
+        }
+        return paged(
+          selected
+            .orderBy(sql.ref(`drops.${query.sortBy}`), query.sortOrder)
+            .orderBy('search_texts.slug', query.sortOrder),
+        );
       }),
+      boundary: prepared((executor) =>
+        filtered(executor)
+          .select(id.as('id'))
+          .orderBy(id, 'desc')
+          .limit(1)
+          .offset(rankWindow - 1),
+      ),
+      older: prepared((executor) =>
+        paged(filtered(executor).select('search_texts.slug').where(id, '<', slot<number>('from')).orderBy(id, 'desc')),
+      ),
     };
     if (shapes.size < MAX_LIST_SHAPES) shapes.set(shape, statements);
     return statements;
@@ -287,11 +317,13 @@ function searchList(dialect: Dialect) {
     search: { readonly terms: SearchTerms; readonly byRelevance: boolean },
   ): Promise<{ items: ListedDrop[]; total: number }> => {
     const entries = Object.entries(query.metadata);
+    const offset = (query.page - 1) * query.pageSize;
     const values: Record<string, unknown> = {
       account: accountId,
       q: engineQuery(engine, search.terms),
       limit: query.pageSize,
-      offset: (query.page - 1) * query.pageSize,
+      offset,
+      from: 0,
       ...(query.titleContains ? { title: containsPattern(query.titleContains) } : {}),
       ...(query.aliveAt === undefined ? {} : { aliveAt: query.aliveAt }),
     };
@@ -303,18 +335,22 @@ function searchList(dialect: Dialect) {
     const counted = await statements.count<{ n: number | string | bigint }>(dialect.db, values);
     const total = Number(counted.rows[0]?.n ?? 0);
     if (total === 0) return { items: [], total };
-    const { rows } = await statements.page<{ slug: string }>(dialect.db, values);
-    if (rows.length === 0) return { items: [], total };
-    const found = await foundDrops(
-      engine,
-      dialect.db,
-      rows.map((row) => row.slug),
-    )
-      .select(QUALIFIED_DROP_COLUMNS)
-      .execute();
+    const windowed = search.byRelevance && total > rankWindow;
+    if (windowed) {
+      const { rows } = await statements.boundary<{ id: number | string }>(dialect.db, values);
+      values.from = Number(rows[0]?.id ?? 0);
+    }
+    const slugs = (await statements.page<{ slug: string }>(dialect.db, values)).rows.map((row) => row.slug);
+    if (windowed && slugs.length < query.pageSize) {
+      // The page reaches past the ranked window: the older matches, newest first.
+      const older = { ...values, limit: query.pageSize - slugs.length, offset: Math.max(0, offset - rankWindow) };
+      for (const row of (await statements.older<{ slug: string }>(dialect.db, older)).rows) slugs.push(row.slug);
+    }
+    if (slugs.length === 0) return { items: [], total };
+    const found = await foundDrops(engine, dialect.db, slugs).select(QUALIFIED_DROP_COLUMNS).execute();
     const bySlug = new Map(found.map((row) => [row.slug, row]));
     const items: ListedDrop[] = [];
-    for (const { slug } of rows) {
+    for (const slug of slugs) {
       const row = bySlug.get(slug);
       // Gone between the two statements (deleted meanwhile): left out of this page.
       if (row !== undefined) items.push({ ...toDrop(row), searched: searchedTexts(row) });

@@ -33,7 +33,9 @@ const tsv = (n: number, weight: string) => `setweight(to_tsvector('simple', $${n
 
 const STATEMENTS = {
   sqlite: {
-    id: `insert into search_texts (slug) values (?)
+    // The owner and expiry come from the drop's row, written earlier in the same transaction (migration 0020).
+    id: `insert into search_texts (slug, account_id, expires_at)
+      select slug, account_id, expires_at from drops where slug = ?
       on conflict (slug) do update set slug = excluded.slug returning id`,
     all: `insert or replace into search_index (rowid, title, description, content, context, text)
       values (?, ?, ?, ?, ?, ?)`,
@@ -41,8 +43,9 @@ const STATEMENTS = {
       where rowid = (select id from search_texts where slug = ?)`,
   },
   postgres: {
-    all: `insert into search_texts (slug, content, terms)
-      values ($1, $2, ${tsv(3, 'A')} || ${tsv(4, 'B')} || ${tsv(6, 'C')} || ${tsv(5, 'D')})
+    all: `insert into search_texts (slug, account_id, expires_at, content, terms)
+      select slug, account_id, expires_at, $2, ${tsv(3, 'A')} || ${tsv(4, 'B')} || ${tsv(6, 'C')} || ${tsv(5, 'D')}
+      from drops where slug = $1
       on conflict (slug) do update set content = excluded.content, terms = excluded.terms`,
     // The new title and description, and of the old words only the context's and the text's (weights C and D).
     details: `update search_texts set terms = ${tsv(1, 'A')} || ${tsv(2, 'B')} || ts_filter(terms, '{c,d}')
@@ -161,22 +164,38 @@ export function engineQuery(engine: Engine, terms: SearchTerms): string {
 /** PostgreSQL: the drop's words, the column the GIN index of migration 0017 is on. */
 const TERMS = sql`search_texts.terms`;
 
-type SearchSource = SelectQueryBuilder<Database, 'drops' | 'search_texts', object>;
+type SearchSource = SelectQueryBuilder<Database, 'search_texts', object>;
 
-/** The drops matching the query in slot `q`, joined with their search texts. */
-export function matchingDrops(engine: Engine, executor: Kysely<Database>): SearchSource {
-  if (engine === 'sqlite') {
-    return executor
-      .selectFrom('search_index')
-      .innerJoin('search_texts', 'search_texts.id', 'search_index.rowid')
-      .innerJoin('drops', 'drops.slug', 'search_texts.slug')
-      .where(sql<boolean>`search_index match ${slot<string>('q')}`) as unknown as SearchSource;
-  }
-  return executor
-    .selectFrom('search_texts')
-    .innerJoin('drops', 'drops.slug', 'search_texts.slug')
-    .where(sql<boolean>`${TERMS} @@ to_tsquery('simple', ${slot<string>('q')})`);
+/**
+ * The index entries of the account in slot `account` that match the query in slot `q`, alive at `aliveAt` when that
+ * slot is asked for: decided from the index alone (the owner and expiry are copied into `search_texts`, migration
+ * 0020), so a word every drop holds reads no drop row. A caller that filters on the drop's own columns joins `drops`.
+ */
+export function matchingEntries(engine: Engine, executor: Kysely<Database>, alive: boolean): SearchSource {
+  const source =
+    engine === 'sqlite'
+      ? (executor
+          .selectFrom('search_index')
+          .innerJoin('search_texts', 'search_texts.id', 'search_index.rowid')
+          .where(sql<boolean>`search_index match ${slot<string>('q')}`) as unknown as SearchSource)
+      : executor.selectFrom('search_texts').where(sql<boolean>`${TERMS} @@ to_tsquery('simple', ${slot<string>('q')})`);
+  const owned = source.where('search_texts.account_id', '=', slot<string>('account'));
+  if (!alive) return owned;
+  return owned.where((eb) =>
+    eb.or([eb('search_texts.expires_at', 'is', null), eb('search_texts.expires_at', '>', slot<number>('aliveAt'))]),
+  );
 }
+
+/**
+ * How many matches relevance ranks (docs/decisions/0040-search-filters-in-the-index.md): the newest this many by
+ * entry (an entry's id is given when its drop is first indexed, so newer means created later). When more drops
+ * match, the older ones follow the ranked ones, newest first: a page costs the same however many drops hold a word.
+ */
+export const RANK_WINDOW = 1000;
+
+/** An entry's id, the order of "newest": SQLite's FTS5 rowid (a range of it is a seek in the index), PostgreSQL's identity. */
+export const entryId = (engine: Engine): RawBuilder<number> =>
+  engine === 'sqlite' ? sql<number>`search_index.rowid` : sql<number>`search_texts.id`;
 
 /** The relevance of a matching drop, and which way is best first. */
 export function relevance(engine: Engine): { readonly rank: RawBuilder<number>; readonly order: 'asc' | 'desc' } {

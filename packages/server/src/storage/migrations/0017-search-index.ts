@@ -1,6 +1,4 @@
 import { type Kysely, type Migration, sql } from 'kysely';
-import { indexUnindexedDrops } from '../kysely/search.js';
-import type { Database } from '../schema.js';
 
 /**
  * Finding drops again (docs/api.md, "Search"; docs/decisions/0037-full-text-search-words-made-once.md): an entry per
@@ -13,8 +11,9 @@ import type { Database } from '../schema.js';
  * index on an expression was priced above a sequential scan by the planner, which does not see the cost of reading
  * large tsvectors). Either goes with its drop (foreign key with cascade).
  *
- * Existing drops are indexed here, from their stored bodies, in batches. On SQLite (outside a transaction) a
- * migration cut short resumes: the backfill indexes only drops without an entry.
+ * Existing drops are indexed by migration 0020, which completes the entry's columns: the backfill writes entries as
+ * today's code does, so it runs after the last migration that changed them (it ran here before 0020 existed; the
+ * tables this one makes are unchanged).
  */
 export const searchIndex: Migration = {
   async up(db: Kysely<unknown>): Promise<void> {
@@ -44,7 +43,6 @@ export const searchIndex: Migration = {
         delete from search_index where rowid = old.id;
       end`.execute(db);
     }
-    await indexUnindexedDrops(db as Kysely<Database>, postgres ? 'postgres' : 'sqlite');
   },
   async down(db: Kysely<unknown>): Promise<void> {
     if (!db.getExecutor().adapter.supportsTransactionalDdl) {

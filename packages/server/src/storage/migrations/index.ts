@@ -18,6 +18,7 @@ import { webhooks } from './0016-webhooks.js';
 import { searchIndex } from './0017-search-index.js';
 import { versionPreviews } from './0018-version-previews.js';
 import { importedDrops } from './0019-imported-drops.js';
+import { searchOwner } from './0020-search-owner.js';
 
 /** Ordered migrations. Names sort in application order; never rename or edit a released one. */
 const MIGRATIONS: Record<string, Migration> = {
@@ -40,6 +41,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '0017-search-index': searchIndex,
   '0018-version-previews': versionPreviews,
   '0019-imported-drops': importedDrops,
+  '0020-search-owner': searchOwner,
 };
 
 export const migrationProvider: MigrationProvider = {
