@@ -55,7 +55,12 @@ export function isAsciiAlpha(c: number): boolean {
 
 /** ASCII-only lowercasing: `String.prototype.toLowerCase` would map e.g. U+212A KELVIN SIGN to `k`. */
 export function asciiLowerCase(value: string): string {
-  return value.replace(/[A-Z]+/g, (m) => m.toLowerCase());
+  // Most names are lower case already: returned as they are, without a regular expression's pass and copy.
+  for (let i = 0; i < value.length; i++) {
+    const c = value.charCodeAt(i);
+    if (c >= 0x41 && c <= 0x5a) return value.replace(/[A-Z]+/g, (m) => m.toLowerCase());
+  }
+  return value;
 }
 
 /** Whether `s` at `at` spells `lowerName` (ASCII lowercase letters), ignoring ASCII case. */

@@ -92,6 +92,7 @@ const NAMED: Readonly<Record<string, string>> = { amp: '&', lt: '<', gt: '>', qu
 
 /** The common character references; any other `&...;` stays as written. */
 function decodeReferences(text: string): string {
+  if (!text.includes('&')) return text;
   return text.replace(
     /&(?:#(\d{1,7})|#[xX]([0-9a-fA-F]{1,6})|(amp|lt|gt|quot|apos|nbsp));?/g,
     (whole, decimal: string | undefined, hex: string | undefined, name: string | undefined) => {

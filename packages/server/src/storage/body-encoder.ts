@@ -64,11 +64,15 @@ async function encodeDocumentInProcess(html: string): Promise<EncodedDocument> {
 const IDLE_STOP_MS = 60_000;
 
 /**
- * The worker's heap, kept small: the documents it encodes arrive and leave as bytes outside its heap, so it needs
- * little of its own. A young generation of V8's default size (up to 16 MB per half) cost about 20 MB resident for
- * nothing. A worker that runs out of heap exits, and its documents are encoded in-process (never lost).
+ * The worker's heap, kept small: the documents it encodes arrive and leave as bytes outside its heap. Its young
+ * generation was 2 MB (V8's default, up to 16 MB per half, cost about 20 MB resident for nothing) until the worker
+ * also made each document's text and words for the search index, which allocate as they go. In bench:write a 100 KB
+ * create cost 21.7 ms of CPU at 2 MB and 16.1 ms at 16 MB; with the leaner index of decision 0040, 14.7 ms at 8 MB and
+ * 13.6 ms at 16 MB, the service's RSS after the run 165 MB (2 MB), 180 MB (8 MB) and 185 MB (16 MB): 8 MB it is
+ * (docs/decisions/0040-search-filters-in-the-index.md). A worker that runs out of heap exits, and its documents
+ * are encoded in-process (never lost).
  */
-const WORKER_LIMITS = { maxYoungGenerationSizeMb: 2, maxOldGenerationSizeMb: 32 } as const;
+const WORKER_LIMITS = { maxYoungGenerationSizeMb: 8, maxOldGenerationSizeMb: 32 } as const;
 
 export function createBodyEncoder(
   options: { workerUrl?: URL; maxPending?: number; idleStopMs?: number } = {},

@@ -327,8 +327,15 @@ export interface SearchIndexTable {
   description: string;
   content: string;
   context: string;
-  /** Unindexed: the latest version's indexed text, for snippets. */
-  text: string;
+}
+
+/**
+ * SQLite only (migration 0020): what the contentless `search_index` cannot give back, per entry: the text for snippets
+ * and the words, packed (kysely/search.ts). Goes with its `search_texts` row.
+ */
+export interface SearchPackedTable {
+  id: number;
+  packed: Uint8Array;
 }
 
 /**
@@ -349,6 +356,7 @@ export interface Database {
   webhook_attempts: WebhookAttemptsTable;
   search_texts: SearchTextsTable;
   search_index: SearchIndexTable;
+  search_packed: SearchPackedTable;
   imported_drops: ImportedDropsTable;
   idempotency_keys: IdempotencyKeysTable;
   drop_views: DropViewsTable;

@@ -10,6 +10,7 @@
  * searched field: create, a new version (PUT, restore), a change of title or description, the delete of the latest
  * version. Its statements are written once per engine, without a query builder (kysely/prepared.ts says why).
  */
+import { brotliCompressSync, brotliDecompressSync, constants } from 'node:zlib';
 import { CompiledQuery, type Kysely, type RawBuilder, type SelectQueryBuilder, sql } from 'kysely';
 import { textOfHtml } from '../../domain/plain-text.js';
 import type { IndexedContent } from '../../domain/search.js';
@@ -37,10 +38,12 @@ const STATEMENTS = {
     id: `insert into search_texts (slug, account_id, expires_at)
       select slug, account_id, expires_at from drops where slug = ?
       on conflict (slug) do update set slug = excluded.slug returning id`,
-    all: `insert or replace into search_index (rowid, title, description, content, context, text)
-      values (?, ?, ?, ?, ?, ?)`,
-    details: `update search_index set title = ?, description = ?
-      where rowid = (select id from search_texts where slug = ?)`,
+    all: `insert or replace into search_index (rowid, title, description, content, context) values (?, ?, ?, ?, ?)`,
+    pack: `insert or replace into search_packed (id, packed) values (?, ?)`,
+    // The index keeps no copy of its words (contentless, migration 0020): a new title or description is written
+    // with the text's and the context's words read back from the packed row.
+    packed: `select search_packed.id, search_packed.packed from search_packed
+      where search_packed.id = (select id from search_texts where slug = ?)`,
   },
   postgres: {
     all: `insert into search_texts (slug, account_id, expires_at, content, terms)
@@ -52,6 +55,27 @@ const STATEMENTS = {
       where slug = $3`,
   },
 } as const;
+
+/**
+ * SQLite: what the contentless index cannot give back, kept beside it in its one stored column `packed` (migration
+ * 0020): the text, for snippets, and the text's and context's words, for a change of title or description. Brotli
+ * at quality 1, as bodies are (storage/bodies.ts): a 20 KB report's text and words take about a quarter of their size.
+ */
+interface Packed {
+  readonly text: string;
+  readonly words: string;
+  readonly context: string;
+}
+
+const PACK_OPTIONS = {
+  params: { [constants.BROTLI_PARAM_QUALITY]: 1, [constants.BROTLI_PARAM_MODE]: constants.BROTLI_MODE_TEXT },
+};
+
+const pack = (packed: Packed): Buffer => brotliCompressSync(JSON.stringify(packed), PACK_OPTIONS);
+
+function unpack(bytes: Uint8Array): Packed {
+  return JSON.parse(brotliDecompressSync(bytes).toString('utf8')) as Packed;
+}
 
 const run = (executor: Kysely<Database>, text: string, parameters: readonly unknown[]) =>
   executor.executeQuery<{ id: number }>(CompiledQuery.raw(text, [...parameters]));
@@ -71,19 +95,21 @@ export async function keepSearchIndex(
   const { version } = entry;
   if (engine === 'sqlite') {
     if (version === undefined) {
-      await run(executor, STATEMENTS.sqlite.details, [title, description, slug]);
+      const { rows } = await executor.executeQuery<{ id: number; packed: Uint8Array }>(
+        CompiledQuery.raw(STATEMENTS.sqlite.packed, [slug]),
+      );
+      const row = rows[0];
+      if (row === undefined) return;
+      const kept = unpack(row.packed);
+      await run(executor, STATEMENTS.sqlite.all, [row.id, title, description, kept.words, kept.context]);
       return;
     }
     const { rows } = await run(executor, STATEMENTS.sqlite.id, [slug]);
     const id = rows[0]?.id;
-    await run(executor, STATEMENTS.sqlite.all, [
-      id,
-      title,
-      description,
-      version.content.words,
-      indexWords(version.context),
-      version.content.text,
-    ]);
+    const context = indexWords(version.context);
+    const { words, text } = version.content;
+    await run(executor, STATEMENTS.sqlite.all, [id, title, description, words, context]);
+    await run(executor, STATEMENTS.sqlite.pack, [id, pack({ text, words, context })]);
     return;
   }
   if (version === undefined) {
@@ -218,9 +244,9 @@ export function foundDrops(engine: Engine, executor: Kysely<Database>, slugs: re
   const joined =
     engine === 'sqlite'
       ? base
-          .innerJoin('search_index', 'search_index.rowid', 'search_texts.id')
-          .select(sql<string>`search_index.text`.as('search_content'))
-      : base.select(sql<string>`search_texts.content`.as('search_content'));
+          .innerJoin('search_packed', 'search_packed.id', 'search_texts.id')
+          .select(sql<string | Uint8Array>`search_packed.packed`.as('search_content'))
+      : base.select(sql<string | Uint8Array>`search_texts.content`.as('search_content'));
   return joined.select(context).where('drops.slug', 'in', [...slugs]);
 }
 
@@ -228,11 +254,12 @@ export function foundDrops(engine: Engine, executor: Kysely<Database>, slugs: re
 export const searchedTexts = (row: {
   title: string;
   description: string | null;
-  search_content: string;
+  /** PostgreSQL: the text; SQLite: the packed column. */
+  search_content: string | Uint8Array;
   search_context: string | null;
 }): SearchedTexts => ({
   title: row.title,
   description: row.description,
-  content: row.search_content,
+  content: typeof row.search_content === 'string' ? row.search_content : unpack(row.search_content).text,
   context: row.search_context,
 });

@@ -10,6 +10,12 @@ import type { Database } from '../schema.js';
  * On PostgreSQL each entry also gets an identity `id`, the order of "newest" that relevance is bounded by (SQLite's
  * entries have one already).
  *
+ * On SQLite the FTS5 table is made anew as a contentless table (`content = ''`, deletes kept: `contentless_delete`):
+ * FTS5 otherwise stores a second copy of every indexed column, the folded words of each text, beside the text itself,
+ * which cost a 100 KB create about 60 KB more written and made the database four times the size (decision 0040). What
+ * it cannot give back, the text for snippets and the words, goes to `search_packed`, compressed. Its entries are
+ * dropped and written again below.
+ *
  * Then every drop without an entry is indexed, from its stored body, in batches (the backfill of 0017, moved here so
  * that it writes entries with these columns). On SQLite (outside a transaction) a migration cut short resumes: the
  * backfill indexes only drops without an entry.
@@ -20,6 +26,22 @@ import type { Database } from '../schema.js';
 export const searchOwner: Migration = {
   async up(db: Kysely<unknown>): Promise<void> {
     const postgres = db.getExecutor().adapter.supportsTransactionalDdl;
+    if (!postgres) {
+      // The FTS5 table made anew, contentless: it keeps its index and one packed column, not a second copy of the
+      // words (kysely/search.ts). Its entries are written again by the backfill below.
+      await sql`drop table if exists search_index`.execute(db);
+      await sql`create virtual table search_index using fts5 (
+        title, description, content, context, tokenize = 'unicode61 remove_diacritics 2', prefix = '2 3',
+        content = '', contentless_delete = 1
+      )`.execute(db);
+      await sql`delete from search_texts`.execute(db);
+      // Beside it, what it cannot give back (its own unindexed column, contentless_unindexed, leaves a table behind
+      // when the index is dropped, in SQLite 3.53).
+      await sql`create table search_packed (
+        id integer primary key references search_texts (id) on delete cascade,
+        packed blob not null
+      )`.execute(db);
+    }
     await db.schema.alterTable('search_texts').addColumn('account_id', 'text').execute();
     await db.schema.alterTable('search_texts').addColumn('expires_at', 'bigint').execute();
     await sql`update search_texts set
@@ -53,7 +75,15 @@ export const searchOwner: Migration = {
       await sql`drop index if exists search_texts_account_id`.execute(db);
       await db.schema.alterTable('search_texts').dropColumn('id').execute();
     } else {
+      // Back to 0017's table, empty: an upgrade again rebuilds it.
       await sql`drop trigger if exists drops_expiry_searched`.execute(db);
+      await sql`drop table if exists search_packed`.execute(db);
+      await sql`drop table if exists search_index`.execute(db);
+      await sql`create virtual table search_index using fts5 (
+        title, description, content, context, text unindexed, tokenize = 'unicode61 remove_diacritics 2',
+        prefix = '2 3'
+      )`.execute(db);
+      await sql`delete from search_texts`.execute(db);
     }
     await db.schema.alterTable('search_texts').dropColumn('expires_at').execute();
     await db.schema.alterTable('search_texts').dropColumn('account_id').execute();
