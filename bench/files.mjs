@@ -27,6 +27,7 @@ import {
   registerTempDir,
   runWrk,
   selfAndReapedTicks,
+  serviceEnv,
   spawnManaged,
   TICKS_PER_SECOND,
   treeTicks,
@@ -94,26 +95,6 @@ server.keepAliveTimeout = 65000;
 server.listen(Number(port), '${HOST}');
 `;
 
-/** @param {number} port @param {string} dataDir */
-function serviceEnv(port, dataDir) {
-  /** @type {NodeJS.ProcessEnv} */
-  const env = {};
-  for (const [key, value] of Object.entries(process.env)) if (!key.startsWith('HTMLDROP_')) env[key] = value;
-  return {
-    ...env,
-    NODE_ENV: 'production',
-    PORT: String(port),
-    HOST,
-    HTMLDROP_BASE_URL: `http://${HOST}:${port}`,
-    HTMLDROP_CONTENT_ORIGIN: `http://{id}.localhost:${port}`,
-    HTMLDROP_DATA_DIR: dataDir,
-    HTMLDROP_LOG_LEVEL: 'warn',
-    HTMLDROP_MAX_WRITES_PER_MINUTE: '1000000',
-    HTMLDROP_MAX_WRITES_PER_DAY: '1000000',
-    HTMLDROP_MAX_DROPS_PER_ACCOUNT: '1000000',
-  };
-}
-
 /** @param {number | undefined} pid */
 function cpuSnapshot(pid) {
   return { t: performance.now(), busy: machineBusyTicks(), self: selfAndReapedTicks(), server: treeTicks(pid ?? 0) };
@@ -143,7 +124,7 @@ async function startService(tmp) {
   const dataDir = path.join(tmp, 'data');
   mkdirSync(dataDir);
   const port = await freePort();
-  const env = serviceEnv(port, dataDir);
+  const env = serviceEnv({ host: HOST, port, dataDir, contentOrigin: true });
   const baseUrl = env.HTMLDROP_BASE_URL ?? '';
   const service = spawnManaged('htmldrop', process.execPath, [path.join(SERVER_DIST, 'main.js')], { cwd: ROOT, env });
   await waitForHttp(`${baseUrl}/llms.txt`, service);

@@ -407,3 +407,31 @@ export function treeTicks(pid) {
 export function selfAndReapedTicks() {
   return processTicks('self', true);
 }
+
+/**
+ * The environment of a benchmarked service: hermetic (nothing from the caller's HTMLDROP_* settings, e.g. a database
+ * URL, leaks in), production mode, quiet logs, and write limits and the drop quota out of the way; on `host`:`port`
+ * with `dataDir`, PostgreSQL at `databaseUrl` when given, and each drop on its own origin `<label>.localhost:<port>`
+ * when `contentOrigin` (the loopback default, set explicitly so a target never depends on how the default is derived).
+ * @param {{ host: string, port: number, dataDir: string, databaseUrl?: string, contentOrigin?: boolean }} options
+ * @returns {NodeJS.ProcessEnv}
+ */
+export function serviceEnv({ host, port, dataDir, databaseUrl, contentOrigin = false }) {
+  /** @type {NodeJS.ProcessEnv} */
+  const env = {};
+  for (const [key, value] of Object.entries(process.env)) if (!key.startsWith('HTMLDROP_')) env[key] = value;
+  return {
+    ...env,
+    NODE_ENV: 'production',
+    PORT: String(port),
+    HOST: host,
+    HTMLDROP_BASE_URL: `http://${host}:${port}`,
+    ...(contentOrigin ? { HTMLDROP_CONTENT_ORIGIN: `http://{id}.localhost:${port}` } : {}),
+    HTMLDROP_DATA_DIR: dataDir,
+    HTMLDROP_LOG_LEVEL: 'warn',
+    HTMLDROP_MAX_WRITES_PER_MINUTE: '10000000',
+    HTMLDROP_MAX_WRITES_PER_DAY: '10000000',
+    HTMLDROP_MAX_DROPS_PER_ACCOUNT: '10000000',
+    ...(databaseUrl === undefined ? {} : { HTMLDROP_DATABASE_URL: databaseUrl }),
+  };
+}

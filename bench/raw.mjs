@@ -28,6 +28,7 @@ import {
   registerTempDir,
   runWrk,
   selfAndReapedTicks,
+  serviceEnv,
   sleep,
   spawnManaged,
   TICKS_PER_SECOND,
@@ -129,32 +130,6 @@ function makeHtml(index, bytes) {
 
 // ---------------------------------------------------------------------------------------------------------------------
 // Processes
-
-/**
- * @param {number} port
- * @param {string} dataDir
- */
-function serviceEnv(port, dataDir) {
-  /** @type {NodeJS.ProcessEnv} */
-  const env = {};
-  // Hermetic: nothing from the caller's HTMLDROP_* settings (e.g. a database URL) leaks into the benchmark.
-  for (const [key, value] of Object.entries(process.env)) if (!key.startsWith('HTMLDROP_')) env[key] = value;
-  return {
-    ...env,
-    NODE_ENV: 'production',
-    PORT: String(port),
-    HOST,
-    HTMLDROP_BASE_URL: `http://${HOST}:${port}`,
-    // Each drop on its own origin: `<label>.localhost:<port>` (the loopback default, set explicitly so the content
-    // host target never depends on how the default is derived). wrk connects to HOST and sends that Host header.
-    HTMLDROP_CONTENT_ORIGIN: `http://{id}.localhost:${port}`,
-    HTMLDROP_DATA_DIR: dataDir,
-    HTMLDROP_LOG_LEVEL: 'warn',
-    HTMLDROP_MAX_WRITES_PER_MINUTE: '1000000',
-    HTMLDROP_MAX_WRITES_PER_DAY: '1000000',
-    HTMLDROP_MAX_DROPS_PER_ACCOUNT: '1000000',
-  };
-}
 
 /**
  * @param {string} dir nginx prefix directory
@@ -319,7 +294,7 @@ async function main() {
 
   // --- htmldrop ------------------------------------------------------------------------------------------------------
   const servicePort = await freePort();
-  const env = serviceEnv(servicePort, dataDir);
+  const env = serviceEnv({ host: HOST, port: servicePort, dataDir, contentOrigin: true });
   const baseUrl = env.HTMLDROP_BASE_URL ?? '';
   const service = spawnManaged('htmldrop', process.execPath, [path.join(SERVER_DIST, 'main.js')], { cwd: ROOT, env });
   await waitForHttp(`${baseUrl}/llms.txt`, service);

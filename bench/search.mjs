@@ -26,6 +26,7 @@ import {
   mapLimit,
   quantile,
   registerTempDir,
+  serviceEnv,
   spawnManaged,
   stopManaged,
   waitForHttp,
@@ -87,25 +88,6 @@ const KINDS = [
   ['common word and a tag', (n) => `q=forecast&metadata.team=${TEAMS[n % TEAMS.length]}`],
   ['common word, sorted by date', () => 'q=margin&sortBy=updated_at'],
 ];
-
-function serviceEnv(port, dataDir, databaseUrl) {
-  /** @type {NodeJS.ProcessEnv} */
-  const env = {};
-  for (const [key, value] of Object.entries(process.env)) if (!key.startsWith('HTMLDROP_')) env[key] = value;
-  return {
-    ...env,
-    NODE_ENV: 'production',
-    PORT: String(port),
-    HOST,
-    HTMLDROP_BASE_URL: `http://${HOST}:${port}`,
-    HTMLDROP_DATA_DIR: dataDir,
-    HTMLDROP_LOG_LEVEL: 'warn',
-    HTMLDROP_MAX_WRITES_PER_MINUTE: '10000000',
-    HTMLDROP_MAX_WRITES_PER_DAY: '10000000',
-    HTMLDROP_MAX_DROPS_PER_ACCOUNT: '10000000',
-    ...(databaseUrl === undefined ? {} : { HTMLDROP_DATABASE_URL: databaseUrl }),
-  };
-}
 
 function request({ port, method, path: target, headers = {}, body }) {
   return new Promise((resolve, reject) => {
@@ -189,7 +171,7 @@ async function run(label, databaseUrl) {
   const token = execFileSync(
     process.execPath,
     [path.join(ROOT, 'packages/server/dist/cli.js'), 'token', 'create', '--user', 'bench-search'],
-    { env: serviceEnv(0, dataDir, databaseUrl) },
+    { env: serviceEnv({ host: HOST, port: 0, dataDir, databaseUrl }) },
   )
     .toString()
     .trim();
@@ -199,7 +181,7 @@ async function run(label, databaseUrl) {
     process.execPath,
     [path.join(ROOT, 'packages/server/dist/main.js')],
     {
-      env: serviceEnv(port, dataDir, databaseUrl),
+      env: serviceEnv({ host: HOST, port, dataDir, databaseUrl }),
     },
   );
   try {

@@ -32,6 +32,7 @@ import {
   quantile,
   registerTempDir,
   selfAndReapedTicks,
+  serviceEnv,
   sleep,
   spawnManaged,
   stopManaged,
@@ -78,38 +79,13 @@ const KINDS = ['report', 'dashboard'];
 // ---------------------------------------------------------------------------------------------------------------------
 // Processes
 
-/**
- * The service's environment: hermetic (none of the caller's HTMLDROP_* settings), limits out of the way.
- * @param {number} port
- * @param {string} dataDir
- * @param {string | undefined} databaseUrl
- */
-function serviceEnv(port, dataDir, databaseUrl) {
-  /** @type {NodeJS.ProcessEnv} */
-  const env = {};
-  for (const [key, value] of Object.entries(process.env)) if (!key.startsWith('HTMLDROP_')) env[key] = value;
-  return {
-    ...env,
-    NODE_ENV: 'production',
-    PORT: String(port),
-    HOST,
-    HTMLDROP_BASE_URL: `http://${HOST}:${port}`,
-    HTMLDROP_DATA_DIR: dataDir,
-    HTMLDROP_LOG_LEVEL: 'warn',
-    HTMLDROP_MAX_WRITES_PER_MINUTE: '10000000',
-    HTMLDROP_MAX_WRITES_PER_DAY: '10000000',
-    HTMLDROP_MAX_DROPS_PER_ACCOUNT: '10000000',
-    ...(databaseUrl === undefined ? {} : { HTMLDROP_DATABASE_URL: databaseUrl }),
-  };
-}
-
 /** Starts the service; resolves once /healthz answers, with the managed child and its base URL. */
 async function startService(dataDir, databaseUrl) {
   const port = await freePort();
   const base = `http://${HOST}:${port}`;
   const started = performance.now();
   const service = spawnManaged('htmldrop', process.execPath, [path.join(ROOT, 'packages/server/dist/main.js')], {
-    env: serviceEnv(port, dataDir, databaseUrl),
+    env: serviceEnv({ host: HOST, port, dataDir, databaseUrl }),
   });
   // Polled every 5 ms: the start-up is measured to that resolution.
   await waitForHttp(`${base}/healthz`, service, 60_000, 5);
@@ -121,7 +97,7 @@ function mintToken(dataDir, databaseUrl, user) {
   return execFileSync(
     process.execPath,
     [path.join(ROOT, 'packages/server/dist/cli.js'), 'token', 'create', '--user', user],
-    { env: serviceEnv(0, dataDir, databaseUrl) },
+    { env: serviceEnv({ host: HOST, port: 0, dataDir, databaseUrl }) },
   )
     .toString()
     .trim();
