@@ -412,11 +412,13 @@ export function selfAndReapedTicks() {
  * The environment of a benchmarked service: hermetic (nothing from the caller's HTMLDROP_* settings, e.g. a database
  * URL, leaks in), production mode, quiet logs, and write limits and the drop quota out of the way; on `host`:`port`
  * with `dataDir`, PostgreSQL at `databaseUrl` when given, and each drop on its own origin `<label>.localhost:<port>`
- * when `contentOrigin` (the loopback default, set explicitly so a target never depends on how the default is derived).
- * @param {{ host: string, port: number, dataDir: string, databaseUrl?: string, contentOrigin?: boolean }} options
+ * when `contentOrigin` (the loopback default, set explicitly so a target never depends on how the default is derived),
+ * and previews' screenshots made by the Chromium at `chromium` when given.
+ * @param {{ host: string, port: number, dataDir: string, databaseUrl?: string, contentOrigin?: boolean,
+ *   chromium?: string }} options
  * @returns {NodeJS.ProcessEnv}
  */
-export function serviceEnv({ host, port, dataDir, databaseUrl, contentOrigin = false }) {
+export function serviceEnv({ host, port, dataDir, databaseUrl, contentOrigin = false, chromium }) {
   /** @type {NodeJS.ProcessEnv} */
   const env = {};
   for (const [key, value] of Object.entries(process.env)) if (!key.startsWith('HTMLDROP_')) env[key] = value;
@@ -433,5 +435,6 @@ export function serviceEnv({ host, port, dataDir, databaseUrl, contentOrigin = f
     HTMLDROP_MAX_WRITES_PER_DAY: '10000000',
     HTMLDROP_MAX_DROPS_PER_ACCOUNT: '10000000',
     ...(databaseUrl === undefined ? {} : { HTMLDROP_DATABASE_URL: databaseUrl }),
+    ...(chromium === undefined ? {} : { HTMLDROP_CHROMIUM: chromium }),
   };
 }

@@ -62,6 +62,8 @@ const config = {
 /** Cores other processes may use during a run before its round is set aside (as in bench/raw.mjs). */
 const OTHER_LOAD_CORES = 0.2;
 const DATABASE_URL = process.env.BENCH_DATABASE_URL?.trim() || undefined;
+/** With a Chromium path, every create also asks for its preview's screenshot, as a service configured with one does. */
+const CHROMIUM = process.env.BENCH_CHROMIUM?.trim() || undefined;
 /**
  * Targets (bench/README.md, "Which figure answers which question"): throughput and CPU relative to the baseline in
  * the same run; storage relative to the HTML uploaded; list latency, memory and start-up absolute, for the 512 MB
@@ -85,7 +87,7 @@ async function startService(dataDir, databaseUrl) {
   const base = `http://${HOST}:${port}`;
   const started = performance.now();
   const service = spawnManaged('htmldrop', process.execPath, [path.join(ROOT, 'packages/server/dist/main.js')], {
-    env: serviceEnv({ host: HOST, port, dataDir, databaseUrl }),
+    env: serviceEnv({ host: HOST, port, dataDir, databaseUrl, chromium: CHROMIUM }),
   });
   // Polled every 5 ms: the start-up is measured to that resolution.
   await waitForHttp(`${base}/healthz`, service, 60_000, 5);
