@@ -7,6 +7,7 @@ import type { Kysely } from 'kysely';
 import { describe, expect, it } from 'vitest';
 import { createTestDatabase, DIALECTS, openAtMigration, type TestDatabase } from '../../test/databases.js';
 import { bodyHash, decodeBody, encodeBody } from './bodies.js';
+import { columnsOf } from './migrations/columns.js';
 
 type Loose = Kysely<Record<string, Record<string, unknown>>>;
 
@@ -82,8 +83,7 @@ async function expectConverted(
       const html = await decodeBody(String(body.codec), body.data as Uint8Array);
       expect(bodyHash(Buffer.from(html))).toBe(body.hash);
     }
-    const columns = (await db.introspection.getTables()).find((t) => t.name === 'versions')?.columns.map((c) => c.name);
-    expect(columns).not.toContain('html');
+    expect([...(await columnsOf(db as unknown as Kysely<unknown>, 'versions'))]).not.toContain('html');
   } finally {
     await db.destroy();
   }

@@ -1,4 +1,5 @@
 import { type Kysely, type Migration, sql } from 'kysely';
+import { columnsOf } from './columns.js';
 
 /**
  * Each drop on its own origin (docs/api.md, "Each drop on its own origin"): the drop's content label (the `{id}` of its
@@ -13,7 +14,7 @@ export const contentOrigins: Migration = {
   async up(db: Kysely<unknown>): Promise<void> {
     // PostgreSQL runs this in one transaction: all of it or nothing. (Its introspection would also see other schemas.)
     const transactional = db.getExecutor().adapter.supportsTransactionalDdl;
-    const columns = transactional ? new Set<string>() : await columnsOfDrops(db);
+    const columns = transactional ? new Set<string>() : await columnsOf(db, 'drops');
     if (!columns.has('content_label')) await db.schema.alterTable('drops').addColumn('content_label', 'text').execute();
     if (!columns.has('network')) {
       /** `open`, `none`, or a JSON array of origins (domain/network.ts). */
@@ -39,8 +40,3 @@ export const contentOrigins: Migration = {
     await db.schema.alterTable('drops').dropColumn('content_label').execute();
   },
 };
-
-async function columnsOfDrops(db: Kysely<unknown>): Promise<Set<string>> {
-  const tables = await db.introspection.getTables();
-  return new Set(tables.find((t) => t.name === 'drops')?.columns.map((c) => c.name) ?? []);
-}

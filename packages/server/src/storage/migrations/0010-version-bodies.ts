@@ -1,5 +1,6 @@
 import { type Kysely, type Migration, sql, type Transaction } from 'kysely';
 import { bodyHash, decodeBodyBytes, encodeBody } from '../bodies.js';
+import { columnsOf } from './columns.js';
 
 /**
  * The cost of keeping history (docs/decisions/0027-compressed-deduplicated-bodies.md): a version's HTML moves from
@@ -16,7 +17,7 @@ import { bodyHash, decodeBodyBytes, encodeBody } from '../bodies.js';
 export const versionBodies: Migration = {
   async up(db: Kysely<unknown>): Promise<void> {
     const transactional = db.getExecutor().adapter.supportsTransactionalDdl;
-    const columns = transactional ? new Set(['html']) : await columnsOfVersions(db);
+    const columns = transactional ? new Set(['html']) : await columnsOf(db, 'versions');
     await db.schema
       .createTable('bodies')
       .ifNotExists()
@@ -99,9 +100,4 @@ async function convertBatch(trx: Kysely<Loose>): Promise<number> {
     }
   }
   return rows.length;
-}
-
-async function columnsOfVersions(db: Kysely<unknown>): Promise<Set<string>> {
-  const tables = await db.introspection.getTables();
-  return new Set(tables.find((t) => t.name === 'versions')?.columns.map((c) => c.name) ?? []);
 }

@@ -1,4 +1,5 @@
 import { type Kysely, type Migration, sql } from 'kysely';
+import { columnsOf } from './columns.js';
 
 /**
  * Expiring OAuth tokens with rotating refresh tokens (docs/api.md, "Remote MCP and OAuth";
@@ -18,7 +19,7 @@ import { type Kysely, type Migration, sql } from 'kysely';
 export const oauthTokenLifetimes: Migration = {
   async up(db: Kysely<unknown>): Promise<void> {
     const transactional = db.getExecutor().adapter.supportsTransactionalDdl;
-    const columns = transactional ? new Set<string>() : await columnsOfTokens(db);
+    const columns = transactional ? new Set<string>() : await columnsOf(db, 'tokens');
     for (const [name, type] of [
       ['expires_at', 'bigint'],
       ['oauth_client_id', 'text'],
@@ -56,8 +57,3 @@ export const oauthTokenLifetimes: Migration = {
     }
   },
 };
-
-async function columnsOfTokens(db: Kysely<unknown>): Promise<Set<string>> {
-  const tables = await db.introspection.getTables();
-  return new Set(tables.find((t) => t.name === 'tokens')?.columns.map((c) => c.name) ?? []);
-}

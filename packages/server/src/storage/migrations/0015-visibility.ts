@@ -1,4 +1,5 @@
 import type { Kysely, Migration } from 'kysely';
+import { columnsOf } from './columns.js';
 
 /**
  * Who can see a drop (docs/api.md, "Who can see a drop"; docs/decisions/0035-who-can-see-a-drop.md): each drop's
@@ -12,7 +13,7 @@ import type { Kysely, Migration } from 'kysely';
 export const visibility: Migration = {
   async up(db: Kysely<unknown>): Promise<void> {
     const transactional = db.getExecutor().adapter.supportsTransactionalDdl;
-    const columns = transactional ? new Set<string>() : await columnsOfDrops(db);
+    const columns = transactional ? new Set<string>() : await columnsOf(db, 'drops');
     if (!columns.has('visibility')) {
       /** `public`, `signed_in` or `people`. */
       await db.schema
@@ -70,8 +71,3 @@ export const visibility: Migration = {
     await db.schema.alterTable('drops').dropColumn('visibility').execute();
   },
 };
-
-async function columnsOfDrops(db: Kysely<unknown>): Promise<Set<string>> {
-  const tables = await db.introspection.getTables();
-  return new Set(tables.find((t) => t.name === 'drops')?.columns.map((c) => c.name) ?? []);
-}
