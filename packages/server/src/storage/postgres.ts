@@ -1,7 +1,8 @@
 /** PostgreSQL through node-postgres: the pool, its type parsing, and the dialect's quirks. */
-import { Kysely, PostgresDialect, sql } from 'kysely';
+import { Kysely, sql } from 'kysely';
 import pg from 'pg';
 import { type Dialect, LIKE_ESCAPE } from './dialect.js';
+import { CurrentSchemaPostgresDialect } from './postgres-introspector.js';
 import type { Database } from './schema.js';
 
 export interface PostgresOptions {
@@ -28,7 +29,7 @@ export function openPostgres(url: string, options: PostgresOptions = {}): Dialec
   });
   // An idle client's error must not crash the process: the pool replaces the connection; the service logs it.
   pool.on('error', (error) => options.onConnectionError?.(error));
-  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+  const db = new Kysely<Database>({ dialect: new CurrentSchemaPostgresDialect({ pool }) });
   return {
     name: 'postgres',
     db,
