@@ -6,6 +6,7 @@
  */
 
 import { afterEach, describe, expect, it } from 'vitest';
+import { consoleClient } from './console-session.js';
 import { createHarness, type Harness, page } from './helpers.js';
 
 let h: Harness;
@@ -19,44 +20,7 @@ afterEach(async () => {
   await h.close();
 });
 
-const pair = (header: string) => header.split(';')[0] ?? '';
-const cookiesOf = (setCookie: string | string[] | undefined) => [setCookie ?? []].flat();
-
-const get = async (url: string, cookie: string) => {
-  const response = await h.app.inject({ method: 'GET', url, headers: { cookie } });
-  return { status: response.statusCode, text: response.body };
-};
-
-async function post(url: string, fields: Record<string, string>, headers: Record<string, string>) {
-  const response = await h.app.inject({
-    method: 'POST',
-    url,
-    headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers },
-    payload: new URLSearchParams(fields).toString(),
-  });
-  return { status: response.statusCode, text: response.body, headers: response.headers };
-}
-
-interface Session {
-  readonly cookie: string;
-  readonly csrf: string;
-}
-
-/** Signs `login` in through the local provider, as console.test.ts does, and reads the session's CSRF token. */
-async function signIn(login: string): Promise<Session> {
-  const begin = await h.app.inject({ method: 'GET', url: '/console/login?next=/console' });
-  const state = new URL(String(begin.headers.location), origin).searchParams.get('state') ?? '';
-  const signin = pair(cookiesOf(begin.headers['set-cookie'])[0] ?? '');
-  const done = await post('/verify/callback', { state, username: login }, { cookie: signin, origin });
-  expect(done.status).toBe(303);
-  const cookie = pair(cookiesOf(done.headers['set-cookie']).find((c) => c.startsWith('hd_web=')) ?? '');
-  const csrf = /name="csrf" value="([^"]+)"/.exec((await get('/console', cookie)).text)?.[1] ?? '';
-  expect(csrf).not.toBe('');
-  return { cookie, csrf };
-}
-
-const as = (s: Session, url: string, fields: Record<string, string>) =>
-  post(url, { csrf: s.csrf, ...fields }, { cookie: s.cookie, origin });
+const { get, post, signIn, as } = consoleClient(() => ({ harness: h, origin }));
 
 async function publish(token: string) {
   const created = await h.call('POST', '/api/drops', { token, body: { title: 'Chart', html: page('Chart') } });

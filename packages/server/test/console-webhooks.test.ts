@@ -5,6 +5,7 @@
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { attemptOneDelivery, type WebhookSender } from '../src/domain/webhooks.js';
+import { consoleClient } from './console-session.js';
 import { createHarness, type Harness } from './helpers.js';
 
 const ORIGIN = 'http://drops.test';
@@ -17,47 +18,7 @@ afterEach(async () => {
   await h.close();
 });
 
-const pair = (header: string) => header.split(';')[0] ?? '';
-const cookiesOf = (setCookie: string | string[] | undefined) => [setCookie ?? []].flat();
-
-const get = async (url: string, cookie: string) => {
-  const response = await h.app.inject({ method: 'GET', url, headers: { cookie } });
-  return { status: response.statusCode, text: response.body };
-};
-
-async function post(url: string, fields: URLSearchParams, headers: Record<string, string>) {
-  const response = await h.app.inject({
-    method: 'POST',
-    url,
-    headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers },
-    payload: fields.toString(),
-  });
-  return { status: response.statusCode, text: response.body, headers: response.headers };
-}
-
-interface Session {
-  readonly cookie: string;
-  readonly csrf: string;
-}
-
-async function signIn(login: string): Promise<Session> {
-  const begin = await h.app.inject({ method: 'GET', url: '/console/login?next=/console' });
-  const state = new URL(String(begin.headers.location), ORIGIN).searchParams.get('state') ?? '';
-  const signin = pair(cookiesOf(begin.headers['set-cookie'])[0] ?? '');
-  const done = await post('/verify/callback', new URLSearchParams({ state, username: login }), {
-    cookie: signin,
-    origin: ORIGIN,
-  });
-  expect(done.status).toBe(303);
-  const cookie = pair(cookiesOf(done.headers['set-cookie']).find((c) => c.startsWith('hd_web=')) ?? '');
-  const csrf = /name="csrf" value="([^"]+)"/.exec((await get('/console', cookie)).text)?.[1] ?? '';
-  expect(csrf).not.toBe('');
-  return { cookie, csrf };
-}
-
-const form = (s: Session, fields: Array<[string, string]>) => new URLSearchParams([['csrf', s.csrf], ...fields]);
-const as = (s: Session, url: string, fields: Array<[string, string]> = []) =>
-  post(url, form(s, fields), { cookie: s.cookie, origin: ORIGIN });
+const { get, post, signIn, as } = consoleClient(() => ({ harness: h, origin: ORIGIN }));
 
 const ADD: Array<[string, string]> = [
   ['url', 'http://127.0.0.1:9/hook'],
@@ -134,7 +95,10 @@ describe('the Webhooks page', () => {
 
   it('refuses a form from another origin or without the CSRF token, and another account’s endpoint', async () => {
     const s = await signIn('ann');
-    const foreign = await post('/console/webhooks', form(s, ADD), { cookie: s.cookie, origin: 'http://evil.test' });
+    const foreign = await post('/console/webhooks', [['csrf', s.csrf], ...ADD], {
+      cookie: s.cookie,
+      origin: 'http://evil.test',
+    });
     expect(foreign.status).toBe(403);
     const noCsrf = await post('/console/webhooks', new URLSearchParams(ADD), { cookie: s.cookie, origin: ORIGIN });
     expect(noCsrf.status).toBe(403);
