@@ -260,7 +260,7 @@ describe('q on GET /api/drops', () => {
 
   it('finds drops made before the index existed: the migration indexes them', async () => {
     const before = await slugsOf('walrus');
-    // Back to the migration before 0017 (which drops the index), then forward again: 0020 indexes them.
+    // Back to the migration before 0017 (which drops the index), then forward again: 0021 indexes them.
     const names = Object.keys(await migrationProvider.getMigrations()).sort();
     const previous = names[names.indexOf('0017-search-index') - 1] as string;
     const raw = await openAtMigration(h.database, previous);
@@ -272,6 +272,30 @@ describe('q on GET /api/drops', () => {
     expect(await slugsOf('walrus')).toEqual(before);
     expect(await slugsOf('bonobo')).toEqual([]);
     expect((await search('pelicans')).data[0]?.match.fields).toEqual(['content']);
+  });
+  it("converts 0020's index and back (SQLite: prefixes of 2 and 3, the text packed with its words), keeping every match", async () => {
+    const slug = await create({
+      title: 'Okapi',
+      description: 'quokka',
+      html: doc('<p>narwhal prose</p>'),
+      context: 'ctx wombat',
+    });
+    const queries = ['okapi', 'quokka', 'narwhal', 'wombat', 'walrus', 'pelicans', 'p', 'qu', 'oka', 'narw'];
+    const everything = async () => Promise.all(queries.map(async (q) => (await search(q)).data));
+    const before = await everything();
+    expect(before[0]?.map((d) => d.slug)).toEqual([slug]);
+    const raw = await openAtMigration(h.database, '0020-search-owner');
+    try {
+      await h.store.migrate();
+    } finally {
+      await raw.destroy();
+    }
+    expect(await everything()).toEqual(before);
+    // The one write that makes the words of the text and the context again: a new title.
+    const reply = await h.call('PATCH', `/api/drops/${slug}`, { token: alice, body: { title: 'Serval' } });
+    expect(reply.status, reply.text).toBe(200);
+    expect(await slugsOf('serval quokka narwhal wombat')).toEqual([slug]);
+    expect(await slugsOf('okapi')).toEqual([]);
   });
 });
 

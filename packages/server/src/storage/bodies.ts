@@ -7,7 +7,7 @@
  */
 import { createHash } from 'node:crypto';
 import { promisify } from 'node:util';
-import { brotliCompress, brotliCompressSync, brotliDecompress, constants } from 'node:zlib';
+import { brotliCompress, brotliCompressSync, brotliDecompress, brotliDecompressSync, constants } from 'node:zlib';
 
 /** The codecs a stored body may carry: brotli, or the bytes as they are (a file that compression would not shrink). */
 export type BodyCodec = 'br' | 'identity';
@@ -92,6 +92,19 @@ export async function encodeFile({ bytes, compress }: FileToEncode): Promise<Sto
   if (!pays(data.length, bytes.length)) return identityBody(bytes);
   return { hash: bodyHash(asBuffer(bytes)), codec: 'br', data, sizeBytes: bytes.length };
 }
+
+/**
+ * A document's indexed text as SQLite's search index keeps it for snippets (kysely/search.ts): compressed as a body
+ * is (a report's text to about a fifth), without a hash (it is not addressed by its content). Synchronous: it runs in
+ * the encoding worker, or for one document at a time (a backfill, a deleted version).
+ */
+export const packText = (text: string): Buffer => {
+  const bytes = Buffer.from(text, 'utf8');
+  return brotliCompressSync(bytes, BROTLI_OPTIONS(bytes.length));
+};
+
+/** The text {@link packText} packed. */
+export const unpackText = (packed: Uint8Array): string => brotliDecompressSync(packed).toString('utf8');
 
 /** The bytes of a stored body (decompressed on the thread pool; an identity body is its data). */
 export async function decodeBodyBytes(codec: string, data: Uint8Array): Promise<Buffer> {

@@ -3,7 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { textOfHtml } from '../domain/plain-text.js';
 import { indexedContent } from '../domain/search.js';
-import { bodyHash, decodeBody, decodeBodyBytes, encodeBody, type FileToEncode } from './bodies.js';
+import { bodyHash, decodeBody, decodeBodyBytes, encodeBody, type FileToEncode, unpackText } from './bodies.js';
 import { createBodyEncoder } from './body-encoder.js';
 
 const html = (i: number) => `<!doctype html><title>${i}</title>${'<p>é 漢字 😀 report</p>'.repeat(200 + i)}`;
@@ -38,6 +38,22 @@ describe('body encoder', () => {
       }
     } finally {
       await encoder.close();
+    }
+  });
+
+  it('packs the text for SQLite when asked, in the worker and in-process alike', async () => {
+    const packing = createBodyEncoder({ maxPending: 2, packText: true });
+    const plain = createBodyEncoder();
+    try {
+      const documents = await Promise.all(Array.from({ length: 6 }, (_, i) => packing.encodeDocument(html(i))));
+      for (const { content, packedText } of documents) {
+        expect(Buffer.isBuffer(packedText)).toBe(true);
+        expect(unpackText(packedText as Buffer)).toBe(content.text);
+      }
+      expect((await plain.encodeDocument(html(1))).packedText).toBeUndefined();
+    } finally {
+      await packing.close();
+      await plain.close();
     }
   });
 

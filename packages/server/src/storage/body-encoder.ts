@@ -10,13 +10,15 @@ import { Worker } from 'node:worker_threads';
 import { builtFile } from '../built-files.js';
 import { textOfHtml } from '../domain/plain-text.js';
 import { type IndexedContent, indexedContent } from '../domain/search.js';
-import { encodeBody, encodeFile, type FileToEncode, type StoredBody } from './bodies.js';
+import { encodeBody, encodeFile, type FileToEncode, packText, type StoredBody } from './bodies.js';
 import type { EncodeAnswer, EncodedFile, EncodeRequest } from './body-worker.js';
 
 /** A version's HTML stored, and its text as the search index takes it (docs/decisions/0037). */
 export interface EncodedDocument {
   readonly body: StoredBody;
   readonly content: IndexedContent;
+  /** The text packed for SQLite's index (bodies.ts `packText`), when the encoder was made to pack it. */
+  readonly packedText?: Buffer | undefined;
 }
 
 export interface BodyEncoder {
@@ -55,9 +57,10 @@ function filesFrom(bodies: readonly EncodedFile[], files: readonly FileToEncode[
 const inProcess = (files: readonly FileToEncode[]) => Promise.all(files.map(encodeFile));
 
 /** The worker's document job on this thread (compression on the thread pool, the text here). */
-async function encodeDocumentInProcess(html: string): Promise<EncodedDocument> {
+async function encodeDocumentInProcess(html: string, pack: boolean): Promise<EncodedDocument> {
   const body = await encodeBody(html);
-  return { body, content: indexedContent(textOfHtml(html)) };
+  const content = indexedContent(textOfHtml(html));
+  return { body, content, packedText: pack ? packText(content.text) : undefined };
 }
 
 /** An idle worker stops after this long, giving back its memory; the next create starts one. */
@@ -74,10 +77,20 @@ const IDLE_STOP_MS = 60_000;
  */
 const WORKER_LIMITS = { maxYoungGenerationSizeMb: 8, maxOldGenerationSizeMb: 32 } as const;
 
-export function createBodyEncoder(
-  options: { workerUrl?: URL; maxPending?: number; idleStopMs?: number } = {},
-): BodyEncoder {
+export interface BodyEncoderOptions {
+  readonly workerUrl?: URL;
+  readonly maxPending?: number;
+  readonly idleStopMs?: number;
+  /**
+   * Whether a document's text also comes packed for SQLite's search index (kysely/search.ts): compressed in the
+   * worker, off the event loop, rather than in the write's transaction. PostgreSQL keeps the text as it is.
+   */
+  readonly packText?: boolean;
+}
+
+export function createBodyEncoder(options: BodyEncoderOptions = {}): BodyEncoder {
   const maxPending = options.maxPending ?? 16;
+  const pack = options.packText === true;
   const idleStopMs = options.idleStopMs ?? IDLE_STOP_MS;
   let idleTimer: NodeJS.Timeout | undefined;
   const pending = new Map<number, Pending>();
@@ -162,7 +175,8 @@ export function createBodyEncoder(
   ) {
     const bytes = Buffer.from(html, 'utf8');
     const own = bytes.byteOffset === 0 && bytes.buffer.byteLength === bytes.length;
-    return post((id) => ({ id, bytes, document }), own ? [bytes.buffer] : [], settle, fallback);
+    const request = (id: number): EncodeRequest => (document ? { id, bytes, document, pack } : { id, bytes });
+    return post(request, own ? [bytes.buffer] : [], settle, fallback);
   }
 
   return {
@@ -176,15 +190,23 @@ export function createBodyEncoder(
       );
     },
     encodeDocument(html) {
-      if (busy()) return encodeDocumentInProcess(html);
+      if (busy()) return encodeDocumentInProcess(html, pack);
       return postHtml(
         html,
         true,
         (answer) => {
-          const { body, content } = answer as { body: StoredBody; content: IndexedContent };
-          return { body: asBuffer(body), content };
+          const { body, content, packedText } = answer as {
+            body: StoredBody;
+            content: IndexedContent;
+            packedText?: Uint8Array;
+          };
+          const packed =
+            packedText === undefined
+              ? undefined
+              : Buffer.from(packedText.buffer, packedText.byteOffset, packedText.byteLength);
+          return { body: asBuffer(body), content, packedText: packed };
         },
-        () => encodeDocumentInProcess(html),
+        () => encodeDocumentInProcess(html, pack),
       );
     },
     encodeFiles(files) {

@@ -4,16 +4,16 @@
  * `{ id, body }` or `{ id, bodies }` (or `{ id, error }`) back, in order. A file kept as it is comes back without its
  * data (the parent has the bytes). It runs from the build (dist/storage/body-worker.js), also when the service itself
  * runs from sources in the tests. With `document: true` the answer also carries the HTML's text as the search index
- * takes it (`content`, docs/decisions/0037-full-text-search-words-made-once.md), made here, off the event loop.
+ * takes it (`content`, docs/decisions/0037-full-text-search-words-made-once.md), made here, off the event loop, and with `pack: true` that text packed for SQLite's index (`packedText`).
  */
 import { parentPort } from 'node:worker_threads';
 import { textOfHtml } from '../domain/plain-text.js';
 import { type IndexedContent, indexedContent } from '../domain/search.js';
-import { encodeBodyBytesSync, encodeFileSync, type FileToEncode, type StoredBody } from './bodies.js';
+import { encodeBodyBytesSync, encodeFileSync, type FileToEncode, packText, type StoredBody } from './bodies.js';
 
 /** What the parent posts. */
 export type EncodeRequest =
-  | { readonly id: number; readonly bytes: Uint8Array; readonly document?: boolean }
+  | { readonly id: number; readonly bytes: Uint8Array; readonly document?: boolean; readonly pack?: boolean }
   | { readonly id: number; readonly files: readonly FileToEncode[] };
 
 /** A file's stored body as answered: without `data` when it is kept as it is. */
@@ -21,7 +21,12 @@ export type EncodedFile = Omit<StoredBody, 'data'> & { readonly data: Uint8Array
 
 /** What this worker answers, one per request. */
 export type EncodeAnswer =
-  | { readonly id: number; readonly body: StoredBody; readonly content?: IndexedContent }
+  | {
+      readonly id: number;
+      readonly body: StoredBody;
+      readonly content?: IndexedContent;
+      readonly packedText?: Uint8Array;
+    }
   | { readonly id: number; readonly bodies: readonly EncodedFile[] }
   | { readonly id: number; readonly error: string };
 
@@ -37,8 +42,10 @@ function encode(request: EncodeRequest): EncodeAnswer {
     return { id: request.id, bodies };
   }
   const bytes = Buffer.from(request.bytes.buffer, request.bytes.byteOffset, request.bytes.byteLength);
-  const content = request.document === true ? indexedContent(textOfHtml(bytes.toString('utf8'))) : undefined;
-  return { id: request.id, body: encodeBodyBytesSync(bytes), ...(content === undefined ? {} : { content }) };
+  const body = encodeBodyBytesSync(bytes);
+  if (request.document !== true) return { id: request.id, body };
+  const content = indexedContent(textOfHtml(bytes.toString('utf8')));
+  return { id: request.id, body, content, ...(request.pack === true ? { packedText: packText(content.text) } : {}) };
 }
 
 port.on('message', (request: EncodeRequest) => {

@@ -31,7 +31,7 @@ export interface StoreTuning {
 
 export function createKyselyStore(dialect: Dialect, tuning: StoreTuning = {}): Store {
   const { db } = dialect;
-  const bodies = createBodyEncoder();
+  const bodies = createBodyEncoder({ packText: dialect.name === 'sqlite' });
 
   return {
     async migrate() {

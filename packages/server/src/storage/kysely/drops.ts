@@ -113,7 +113,7 @@ function createDrop(db: Kysely<Database>, bodies: BodyEncoder, engine: Engine): 
   return async (drop: NewDrop, maxDrops: number) => {
     // Hashed and compressed (and its text made for the index) before the transaction, so the database is held only
     // for the statements.
-    const [{ body, content }, files] = await Promise.all([
+    const [{ body, content, packedText }, files] = await Promise.all([
       bodies.encodeDocument(drop.html),
       encodeFiles(bodies, drop.files),
     ]);
@@ -149,7 +149,7 @@ function createDrop(db: Kysely<Database>, bodies: BodyEncoder, engine: Engine): 
       await keepSearchIndex(trx, engine, drop.slug, {
         title: drop.title,
         description: drop.description,
-        version: { content, context: drop.context },
+        version: { content, context: drop.context, packedText },
       });
       return toDrop({ ...row, visibility, allow });
     });
@@ -362,7 +362,7 @@ function searchList(dialect: Dialect, rankWindow: number) {
 function appendVersion(db: Kysely<Database>, bodies: BodyEncoder, engine: Engine): Store['appendVersion'] {
   type Result = DropRecord | 'not_found' | 'version_limit' | 'version_not_found' | VersionConflict;
   return async (slug: string, version: NewVersion, changes: DropChanges, maxVersions: number, ifLatest?: number) => {
-    const [{ body, content }, files] = await Promise.all([
+    const [{ body, content, packedText }, files] = await Promise.all([
       bodies.encodeDocument(version.html),
       encodeFiles(bodies, version.files),
     ]);
@@ -388,7 +388,7 @@ function appendVersion(db: Kysely<Database>, bodies: BodyEncoder, engine: Engine
       await keepSearchIndex(trx, engine, slug, {
         title: row.title,
         description: row.description,
-        version: { content, context: version.context },
+        version: { content, context: version.context, packedText },
       });
       return toDrop(row);
     });

@@ -10,12 +10,11 @@
  * searched field: create, a new version (PUT, restore), a change of title or description, the delete of the latest
  * version. Its statements are written once per engine, without a query builder (kysely/prepared.ts says why).
  */
-import { brotliCompressSync, brotliDecompressSync, constants } from 'node:zlib';
 import { CompiledQuery, type Kysely, type RawBuilder, type SelectQueryBuilder, sql } from 'kysely';
 import { textOfHtml } from '../../domain/plain-text.js';
 import type { IndexedContent } from '../../domain/search.js';
 import { indexedContent, indexWords, type SearchedTexts, type SearchTerms } from '../../domain/search.js';
-import { decodeBody } from '../bodies.js';
+import { decodeBody, packText, unpackText } from '../bodies.js';
 import type { Database } from '../schema.js';
 import { slot } from './prepared.js';
 
@@ -26,7 +25,14 @@ export interface SearchEntry {
   readonly title: string;
   readonly description: string | null;
   /** The latest version's text and its context: both, or neither (a change of title or description only). */
-  readonly version?: { readonly content: IndexedContent; readonly context: string | null } | undefined;
+  readonly version?:
+    | {
+        readonly content: IndexedContent;
+        readonly context: string | null;
+        /** SQLite: the text already packed (bodies.ts `packText`, by the encoding worker); else packed here. */
+        readonly packedText?: Uint8Array | undefined;
+      }
+    | undefined;
 }
 
 /** PostgreSQL: a field's words as a tsvector of the `simple` configuration, weighted (title A, description B, context C, content D). */
@@ -41,9 +47,12 @@ const STATEMENTS = {
     all: `insert or replace into search_index (rowid, title, description, content, context) values (?, ?, ?, ?, ?)`,
     pack: `insert or replace into search_packed (id, packed) values (?, ?)`,
     // The index keeps no copy of its words (contentless, migration 0020): a new title or description is written
-    // with the text's and the context's words read back from the packed row.
-    packed: `select search_packed.id, search_packed.packed from search_packed
-      where search_packed.id = (select id from search_texts where slug = ?)`,
+    // with the words of the packed text and of the latest version's context, made again.
+    kept: `select search_texts.id, search_packed.packed, versions.context from search_texts
+      join search_packed on search_packed.id = search_texts.id
+      join drops on drops.slug = search_texts.slug
+      left join versions on versions.slug = drops.slug and versions.version = drops.latest_version
+      where search_texts.slug = ?`,
   },
   postgres: {
     all: `insert into search_texts (slug, account_id, expires_at, content, terms)
@@ -57,26 +66,10 @@ const STATEMENTS = {
 } as const;
 
 /**
- * SQLite: what the contentless index cannot give back, kept beside it in its one stored column `packed` (migration
- * 0020): the text, for snippets, and the text's and context's words, for a change of title or description. Brotli
- * at quality 1, as bodies are (storage/bodies.ts): a 20 KB report's text and words take about a quarter of their size.
+ * SQLite: what the contentless index cannot give back, the text for snippets, is kept beside it in `search_packed`,
+ * compressed (bodies.ts `packText`, in the encoding worker; migration 0021): a 100 KB report's 32 KB of text take about 7 KB. Its words and
+ * the context's are not kept: the rare write that needs them again (a new title or description) makes them again.
  */
-interface Packed {
-  readonly text: string;
-  readonly words: string;
-  readonly context: string;
-}
-
-const PACK_OPTIONS = {
-  params: { [constants.BROTLI_PARAM_QUALITY]: 1, [constants.BROTLI_PARAM_MODE]: constants.BROTLI_MODE_TEXT },
-};
-
-const pack = (packed: Packed): Buffer => brotliCompressSync(JSON.stringify(packed), PACK_OPTIONS);
-
-function unpack(bytes: Uint8Array): Packed {
-  return JSON.parse(brotliDecompressSync(bytes).toString('utf8')) as Packed;
-}
-
 const run = (executor: Kysely<Database>, text: string, parameters: readonly unknown[]) =>
   executor.executeQuery<{ id: number }>(CompiledQuery.raw(text, [...parameters]));
 
@@ -95,21 +88,20 @@ export async function keepSearchIndex(
   const { version } = entry;
   if (engine === 'sqlite') {
     if (version === undefined) {
-      const { rows } = await executor.executeQuery<{ id: number; packed: Uint8Array }>(
-        CompiledQuery.raw(STATEMENTS.sqlite.packed, [slug]),
+      const { rows } = await executor.executeQuery<{ id: number; packed: Uint8Array; context: string | null }>(
+        CompiledQuery.raw(STATEMENTS.sqlite.kept, [slug]),
       );
       const row = rows[0];
       if (row === undefined) return;
-      const kept = unpack(row.packed);
-      await run(executor, STATEMENTS.sqlite.all, [row.id, title, description, kept.words, kept.context]);
+      const { words } = indexedContent(unpackText(row.packed));
+      await run(executor, STATEMENTS.sqlite.all, [row.id, title, description, words, indexWords(row.context)]);
       return;
     }
     const { rows } = await run(executor, STATEMENTS.sqlite.id, [slug]);
     const id = rows[0]?.id;
-    const context = indexWords(version.context);
     const { words, text } = version.content;
-    await run(executor, STATEMENTS.sqlite.all, [id, title, description, words, context]);
-    await run(executor, STATEMENTS.sqlite.pack, [id, pack({ text, words, context })]);
+    await run(executor, STATEMENTS.sqlite.all, [id, title, description, words, indexWords(version.context)]);
+    await run(executor, STATEMENTS.sqlite.pack, [id, version.packedText ?? packText(text)]);
     return;
   }
   if (version === undefined) {
@@ -260,6 +252,6 @@ export const searchedTexts = (row: {
 }): SearchedTexts => ({
   title: row.title,
   description: row.description,
-  content: typeof row.search_content === 'string' ? row.search_content : unpack(row.search_content).text,
+  content: typeof row.search_content === 'string' ? row.search_content : unpackText(row.search_content),
   context: row.search_context,
 });

@@ -11,9 +11,9 @@ import { type Kysely, type Migration, sql } from 'kysely';
  * index on an expression was priced above a sequential scan by the planner, which does not see the cost of reading
  * large tsvectors). Either goes with its drop (foreign key with cascade).
  *
- * Existing drops are indexed by migration 0020, which completes the entry's columns: the backfill writes entries as
- * today's code does, so it runs after the last migration that changed them (it ran here before 0020 existed; the
- * tables this one makes are unchanged).
+ * Existing drops are indexed by migration 0021: the backfill writes entries as today's code does, so it runs after the
+ * last migration that changed them (it ran here before 0020 existed, then in 0020; the tables this one makes are
+ * unchanged).
  */
 export const searchIndex: Migration = {
   async up(db: Kysely<unknown>): Promise<void> {

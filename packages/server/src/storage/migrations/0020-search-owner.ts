@@ -1,6 +1,4 @@
 import { type Kysely, type Migration, sql } from 'kysely';
-import { indexUnindexedDrops } from '../kysely/search.js';
-import type { Database } from '../schema.js';
 
 /**
  * A search decides whose and which live drops match without reading the drops table (docs/decisions/0040-search-
@@ -16,9 +14,8 @@ import type { Database } from '../schema.js';
  * it cannot give back, the text for snippets and the words, goes to `search_packed`, compressed. Its entries are
  * dropped and written again below.
  *
- * Then every drop without an entry is indexed, from its stored body, in batches (the backfill of 0017, moved here so
- * that it writes entries with these columns). On SQLite (outside a transaction) a migration cut short resumes: the
- * backfill indexes only drops without an entry.
+ * Drops without an entry are indexed by migration 0021 (the backfill runs after the last migration that changed an
+ * entry's format; it ran here until 0021 changed SQLite's).
  *
  * Over 10,000 drops that all hold a word, reading each match's drop row cost SQLite about 10 ms of the count and 20 of
  * the page: the match is now mapped to its owner through the narrow `search_texts` row (an integer-key lookup).
@@ -28,7 +25,7 @@ export const searchOwner: Migration = {
     const postgres = db.getExecutor().adapter.supportsTransactionalDdl;
     if (!postgres) {
       // The FTS5 table made anew, contentless: it keeps its index and one packed column, not a second copy of the
-      // words (kysely/search.ts). Its entries are written again by the backfill below.
+      // words (kysely/search.ts). Its entries are written again by the backfill of 0021.
       await sql`drop table if exists search_index`.execute(db);
       await sql`create virtual table search_index using fts5 (
         title, description, content, context, tokenize = 'unicode61 remove_diacritics 2', prefix = '2 3',
@@ -65,7 +62,6 @@ export const searchOwner: Migration = {
           update search_texts set expires_at = new.expires_at where slug = new.slug;
         end`.execute(db);
     }
-    await indexUnindexedDrops(db as Kysely<Database>, postgres ? 'postgres' : 'sqlite');
   },
   async down(db: Kysely<unknown>): Promise<void> {
     const postgres = db.getExecutor().adapter.supportsTransactionalDdl;

@@ -19,6 +19,7 @@ import { searchIndex } from './0017-search-index.js';
 import { versionPreviews } from './0018-version-previews.js';
 import { importedDrops } from './0019-imported-drops.js';
 import { searchOwner } from './0020-search-owner.js';
+import { searchLeaner } from './0021-search-leaner.js';
 
 /** Ordered migrations. Names sort in application order; never rename or edit a released one. */
 const MIGRATIONS: Record<string, Migration> = {
@@ -42,6 +43,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '0018-version-previews': versionPreviews,
   '0019-imported-drops': importedDrops,
   '0020-search-owner': searchOwner,
+  '0021-search-leaner': searchLeaner,
 };
 
 export const migrationProvider: MigrationProvider = {
