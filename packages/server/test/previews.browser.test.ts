@@ -8,6 +8,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Browser, Frame } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { BROWSER_NICENESS, nicenessOfTree } from '../src/serve/process-priority.js';
 import { createTitleCards } from '../src/serve/title-card.js';
 import { axeViolations, blocking } from './axe.js';
 import { CHROMIUM, launchBrowser, screenshotPath } from './browser.js';
@@ -219,6 +220,37 @@ describe('screenshots with HTMLDROP_CHROMIUM', () => {
     // One browser served both.
     expect(queue().stats.launches).toBe(1);
     expect(queue().browserRunning()).toBe(true);
+    // Every process and thread of it at a lower priority than the service's.
+    const pid = queue().browserProcess();
+    expect(pid).toBeTypeOf('number');
+    const niceness = nicenessOfTree(pid as number);
+    expect(niceness.length).toBeGreaterThan(10);
+    expect(niceness.every((n) => n >= BROWSER_NICENESS)).toBe(true);
+  });
+
+  it('renders a burst of versions once, at the newest; an older one when it is asked for', async () => {
+    const { slug } = await publishTo({ title: 'Burst', html: colourPage('#6a4c93', 'One') });
+    const colours = ['#1982c4', '#8ac926', '#ff595e'];
+    const superseded = queue().stats.superseded;
+    for (const colour of colours) {
+      const reply = await shots.call('PUT', `/api/drops/${slug}`, {
+        token: shotsToken,
+        body: { html: colourPage(colour, colour) },
+      });
+      expect(reply.status, reply.text).toBe(200);
+    }
+    await queue().idle();
+    // v2 and v3 waited behind a newer version (v1 too, unless its job had started): dropped.
+    expect(queue().stats.superseded - superseded).toBeGreaterThanOrEqual(2);
+    const v4 = await previewOf(`/p/${slug}/preview.png?v=4`);
+    expect(v4.kind).toBe('screenshot');
+    expect(pixelAt(decodePng(v4.bytes), 600, 500)).toEqual([0xff, 0x59, 0x5e]);
+    expect((await previewOf(`/p/${slug}/preview.png?v=2`)).kind).toBe('card');
+    // Asking for v2's preview asks for its screenshot.
+    await queue().idle();
+    const v2 = await previewOf(`/p/${slug}/preview.png?v=2`);
+    expect(v2.kind).toBe('screenshot');
+    expect(pixelAt(decodePng(v2.bytes), 600, 500)).toEqual([0x19, 0x82, 0xc4]);
   });
 
   it('renders a drop with its files, from its own folder', async () => {

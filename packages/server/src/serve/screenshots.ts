@@ -3,9 +3,11 @@
  * configured Chromium (HTMLDROP_CHROMIUM) driven by playwright-core, loaded on first use:
  *
  * - off the request path: a write or a preview request only asks (`request()` returns at once); one job runs at a
- *   time, from a bounded queue (a request past it is dropped: the next preview request asks again);
+ *   time, from a bounded queue (a request past it is dropped: the next preview request asks again); a version still
+ *   waiting when a newer one of the same drop is asked for is dropped too (a burst of writes renders once);
  * - one browser, started for the first pending job, reused, closed after a while without work (never running when
  *   nothing is pending), and replaced when it misbehaves (a job past its time bound, a crash) or after many jobs;
+ *   on Linux its every process and thread at a lower CPU priority than the service (process-priority.ts);
  * - each job in a fresh browser context (a throwaway profile: no cookie, no storage, no cache of anything), 1200x630,
  *   within a time bound (10 s) from the context's creation to the PNG;
  * - the drop rendered from its own origin (or its raw path) with the answers the service gives there, its CSP (the
@@ -19,6 +21,7 @@ import type { ContentOrigins } from '../domain/content-origin.js';
 import type { DropStore, PreviewStore } from '../domain/store.js';
 import { isExpired } from '../domain/types.js';
 import type { ScreenshotRequests } from './previews.js';
+import { lowerPriority, pipeBrowsers } from './process-priority.js';
 import type { RawAnswer } from './raw-cache.js';
 import type { FileLoader, RawLoader } from './raw-loader.js';
 
@@ -55,12 +58,16 @@ export interface ScreenshotStats {
   failed: number;
   /** Requests dropped because the queue was full. */
   dropped: number;
+  /** Waiting jobs dropped because a newer version of the same drop was asked for (a burst of writes renders once). */
+  superseded: number;
 }
 
 export interface Screenshots extends ScreenshotRequests {
   readonly stats: Readonly<ScreenshotStats>;
   /** Whether a browser process is running now. */
   browserRunning(): boolean;
+  /** The running browser's process id, when it could be told (Linux). */
+  browserProcess(): number | undefined;
   /** Resolves once nothing is pending or running. */
   idle(): Promise<void>;
   /** Stops taking jobs and closes the browser. */
@@ -141,12 +148,14 @@ export function createScreenshots(options: ScreenshotOptions): Screenshots {
   const timeoutMs = options.timeoutMs ?? 10_000;
   const maxPending = options.maxPending ?? 64;
   const idleMs = options.idleMs ?? 30_000;
-  const stats: ScreenshotStats = { launches: 0, made: 0, failed: 0, dropped: 0 };
+  const stats: ScreenshotStats = { launches: 0, made: 0, failed: 0, dropped: 0, superseded: 0 };
   const pending = new Map<string, Job>();
   const tried = new Set<string>();
   let running: Promise<void> | undefined;
   let browser: Browser | undefined;
   let jobsOnBrowser = 0;
+  /** The browser's process, when it could be told (Linux): it and its children run at a lower priority. */
+  let browserPid: number | undefined;
   let idleTimer: NodeJS.Timeout | undefined;
   let closed = false;
 
@@ -157,6 +166,7 @@ export function createScreenshots(options: ScreenshotOptions): Screenshots {
 
   async function launch(): Promise<Browser> {
     const { chromium } = await loadPlaywright();
+    const others = new Set(pipeBrowsers());
     const launched = await chromium.launch({
       executablePath: options.chromium,
       headless: true,
@@ -169,8 +179,13 @@ export function createScreenshots(options: ScreenshotOptions): Screenshots {
     });
     stats.launches += 1;
     jobsOnBrowser = 0;
+    // Its process: the one browser our process started during this launch.
+    browserPid = pipeBrowsers().find((pid) => !others.has(pid));
+    if (browserPid !== undefined) lowerPriority(browserPid);
+    const pid = browserPid;
     launched.on('disconnected', () => {
       if (browser === launched) browser = undefined;
+      if (browserPid === pid) browserPid = undefined;
     });
     return launched;
   }
@@ -275,6 +290,8 @@ export function createScreenshots(options: ScreenshotOptions): Screenshots {
       throw error;
     } finally {
       if (context !== undefined) await within(3000, context.close()).catch(() => undefined);
+      // Processes and threads the job made, lowered too.
+      if (browserPid !== undefined && browser !== undefined) lowerPriority(browserPid);
     }
   }
 
@@ -319,6 +336,16 @@ export function createScreenshots(options: ScreenshotOptions): Screenshots {
       if (closed) return;
       const key = `${slug}@${version ?? 'latest'}`;
       if (version !== undefined && tried.has(key)) return;
+      if (version !== undefined) {
+        // A burst of versions (an agent publishing again and again) is rendered once, at its newest: an older
+        // version still waiting is dropped. Its preview shows the card until someone asks for it again.
+        for (const [waiting, job] of pending) {
+          if (job.slug === slug && job.version !== undefined && job.version < version) {
+            pending.delete(waiting);
+            stats.superseded += 1;
+          }
+        }
+      }
       if (!pending.has(key)) {
         if (pending.size >= maxPending) {
           stats.dropped += 1;
@@ -330,6 +357,7 @@ export function createScreenshots(options: ScreenshotOptions): Screenshots {
       running ??= new Promise<void>((resolve) => setImmediate(resolve)).then(drain);
     },
     browserRunning: () => browser !== undefined,
+    browserProcess: () => (browser === undefined ? undefined : browserPid),
     async idle() {
       while (running !== undefined) await running;
     },
