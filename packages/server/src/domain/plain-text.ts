@@ -13,6 +13,7 @@ import {
   findCommentEnd,
   findTagNameEnd,
   findTextContentEnd,
+  GT,
   isAsciiAlpha,
   isWhitespace,
   matchesAt,
@@ -105,16 +106,18 @@ function decodeReferences(text: string): string {
 
 /** The text of `html`, block by block, with runs of blank space collapsed. Linear in the length of `html`. */
 export function textOfHtml(html: string): string {
-  const parts: string[] = [];
+  // Built by concatenation (V8 joins the pieces once, when the replacements below read it): measured faster than
+  // an array joined at the end, over reports of thousands of small cells.
+  let out = '';
   const n = html.length;
   let i = 0;
   while (i < n) {
     const lt = html.indexOf('<', i);
     if (lt < 0) {
-      parts.push(decodeReferences(html.slice(i)));
+      out += decodeReferences(html.slice(i));
       break;
     }
-    if (lt > i) parts.push(decodeReferences(html.slice(i, lt)));
+    if (lt > i) out += decodeReferences(html.slice(i, lt));
     const next = html.charCodeAt(lt + 1);
     if (next === BANG || next === QUESTION) {
       // A comment, a doctype or a bogus comment: skipped whole.
@@ -126,23 +129,24 @@ export function textOfHtml(html: string): string {
     const closing = next === SLASH;
     const nameStart = closing ? lt + 2 : lt + 1;
     if (!isAsciiAlpha(html.charCodeAt(nameStart))) {
-      parts.push('<'); // not a tag: a literal `<`
+      out += '<'; // not a tag: a literal `<`
       i = lt + 1;
       continue;
     }
     const nameEnd = findTagNameEnd(html, nameStart);
     const name = asciiLowerCase(html.slice(nameStart, nameEnd));
-    const tag = scanAttributes(html, nameEnd);
-    if (tag.end < 0) break; // the document ends inside the tag
-    i = tag.end;
-    if (BLOCKS.has(name)) parts.push('\n');
-    else if (name === 'td' || name === 'th') parts.push(' ');
+    // A tag without attributes (most end tags, and `<td>`) ends right after its name.
+    const tagEnd = html.charCodeAt(nameEnd) === GT ? nameEnd + 1 : scanAttributes(html, nameEnd).end;
+    if (tagEnd < 0) break; // the document ends inside the tag
+    i = tagEnd;
+    if (BLOCKS.has(name)) out += '\n';
+    else if (name === 'td' || name === 'th') out += ' ';
     if (closing) continue;
     if (name === 'plaintext') {
-      parts.push(html.slice(i)); // everything after it is text, as written
+      out += html.slice(i); // everything after it is text, as written
       break;
     }
-    const selfClosing = html.charCodeAt(tag.end - 2) === SLASH;
+    const selfClosing = html.charCodeAt(tagEnd - 2) === SLASH;
     const contentEnd = SKIPPED.has(name)
       ? selfClosing
         ? i
@@ -151,8 +155,7 @@ export function textOfHtml(html: string): string {
     if (contentEnd < 0) break; // unclosed: its content runs to the end, and is skipped
     i = contentEnd;
   }
-  return parts
-    .join('')
+  return out
     .replace(/[ \t\f\r\u00a0]+/g, ' ')
     .replace(/ ?\n ?/g, '\n')
     .replace(/\n{3,}/g, '\n\n')

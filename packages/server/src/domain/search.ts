@@ -19,8 +19,11 @@ const MAX_WORD_CHARS = 64;
  */
 const CONTENT_BUDGET = 600_000;
 
-/** A run of word characters as written; marks stay inside it so that a decomposed accent is one word with its letter. */
-const RUN = /[\p{L}\p{N}\p{M}\p{Co}]+/gu;
+/**
+ * A run of word characters as written, from a given offset (sticky); marks stay inside it so that a decomposed accent
+ * is one word with its letter.
+ */
+const RUN = /[\p{L}\p{N}\p{M}\p{Co}]+/uy;
 const WORD = /[\p{L}\p{N}\p{Co}]+/gu;
 const MARKS = /\p{M}+/gu;
 /** A run of ASCII letters and digits only: folding is lower-casing. */
@@ -40,12 +43,49 @@ function foldRun(run: string): string[] {
   return Array.from(folded.matchAll(WORD), (m) => cut(m[0]));
 }
 
-/** Calls `visit` with each folded word of `text` and the offsets of its run; stops when `visit` answers true. */
+/** An ASCII letter or digit. */
+const isAsciiWordChar = (c: number) => (c >= 0x61 && c <= 0x7a) || (c >= 0x30 && c <= 0x39) || (c >= 0x41 && c <= 0x5a);
+
+/**
+ * Calls `visit` with each folded word of `text` and the offsets of its run; stops when `visit` answers true. A run of
+ * ASCII letters and digits between ASCII separators (most of an English report) is read character by character and
+ * only lower-cased; any other run goes through RUN and foldRun (about twice as fast over a report's text as RUN alone,
+ * which made a match object and an array per word).
+ */
 function eachWord(text: string, visit: (word: string, start: number, end: number) => boolean | undefined): void {
-  for (const match of text.matchAll(RUN)) {
-    const start = match.index;
-    const end = start + match[0].length;
-    for (const word of foldRun(match[0])) if (visit(word, start, end) === true) return;
+  const n = text.length;
+  let i = 0;
+  while (i < n) {
+    let c = text.charCodeAt(i);
+    if (c < 0x80) {
+      if (!isAsciiWordChar(c)) {
+        i += 1;
+        continue;
+      }
+      let upper = c <= 0x5a && c >= 0x41;
+      let j = i + 1;
+      for (; j < n; j++) {
+        c = text.charCodeAt(j);
+        if (c >= 0x80 || !isAsciiWordChar(c)) break;
+        if (c <= 0x5a && c >= 0x41) upper = true;
+      }
+      // Ended by an ASCII separator or the text's end: the whole run is ASCII. Else it may go on past `j`.
+      if (j >= n || c < 0x80) {
+        const run = text.slice(i, j);
+        if (visit(cut(upper ? run.toLowerCase() : run), i, j) === true) return;
+        i = j;
+        continue;
+      }
+    }
+    RUN.lastIndex = i;
+    const match = RUN.exec(text);
+    if (match === null) {
+      i += 1; // not a word character
+      continue;
+    }
+    const end = RUN.lastIndex;
+    for (const word of foldRun(match[0])) if (visit(word, i, end) === true) return;
+    i = end;
   }
 }
 
