@@ -265,11 +265,12 @@ function searchList(dialect: Dialect, rankWindow: number) {
     const shape = `${tags} ${title} ${alive} ${byRelevance ? 'relevance' : `${query.sortBy} ${query.sortOrder}`}`;
     const known = shapes.get(shape);
     if (known !== undefined) return known;
-    // The drop's row is read only for a filter or an order on its own columns (docs/decisions/0040).
-    const needsDrops = tags > 0 || title || !byRelevance;
-    const filtered = (executor: Kysely<Database>) => {
+    // The drop's row is read only for a filter on its own columns (docs/decisions/0040), and by the page for an order
+    // on them: counting the matches of a search sorted by date reads no drop row.
+    const filteredOnDrops = tags > 0 || title;
+    const filtered = (executor: Kysely<Database>, sortedOnDrops = false) => {
       const entries = matchingEntries(engine, executor, alive);
-      if (!needsDrops) return entries;
+      if (!filteredOnDrops && !sortedOnDrops) return entries;
       let base = entries.innerJoin('drops', 'drops.slug', 'search_texts.slug');
       for (let i = 0; i < tags; i++) {
         base = base.where(dialect.jsonText('metadata', slot<string>(`k${i}`)), '=', slot<string>(`v${i}`));
@@ -285,7 +286,7 @@ function searchList(dialect: Dialect, rankWindow: number) {
       ),
       // The page's slugs only: ranking and sorting carry no row's columns, let alone its text.
       page: prepared((executor) => {
-        const selected = filtered(executor).select('search_texts.slug');
+        const selected = filtered(executor, !byRelevance).select('search_texts.slug');
         if (byRelevance) {
           return paged(
             selected.where(id, '>=', slot<number>('from')).orderBy(rank, order).orderBy('search_texts.slug', 'asc'),
