@@ -202,6 +202,16 @@ describe('q on GET /api/drops', () => {
       'Mongoose two',
       'Mongoose three',
     ]);
+    // Two tags at once; a tag's value is matched whole, and a key with another's value matches nothing.
+    const c = await create({ title: 'Mongoose four', metadata: { project: 'zoo', stage: 'final' } });
+    expect(await slugsOf('mongoose', '&metadata.project=zoo&metadata.stage=final')).toEqual([c]);
+    expect(await slugsOf('mongoose', '&metadata.project=zo')).toEqual([]);
+    expect(await slugsOf('mongoose', '&metadata.stage=zoo')).toEqual([]);
+    // New tags are searched at once, the old ones no more; the words stay.
+    const reply = await h.call('PATCH', `/api/drops/${a}`, { token: alice, body: { metadata: { project: 'farm' } } });
+    expect(reply.status, reply.text).toBe(200);
+    expect(await slugsOf('mongoose', '&metadata.project=zoo')).toEqual([b, c].sort());
+    expect((await slugsOf('mongoose one', '&metadata.project=farm')).includes(a)).toBe(true);
   });
 
   it('orders by relevance unless a sort is given: a title match before a match in the text', async () => {
@@ -279,9 +289,14 @@ describe('q on GET /api/drops', () => {
       description: 'quokka',
       html: doc('<p>narwhal prose</p>'),
       context: 'ctx wombat',
+      metadata: { habitat: 'forest' },
     });
     const queries = ['okapi', 'quokka', 'narwhal', 'wombat', 'walrus', 'pelicans', 'p', 'qu', 'oka', 'narw'];
-    const everything = async () => Promise.all(queries.map(async (q) => (await search(q)).data));
+    const everything = async () =>
+      Promise.all([
+        ...queries.map(async (q) => (await search(q)).data),
+        ...queries.map(async (q) => (await search(q, '&metadata.habitat=forest')).data),
+      ]);
     const before = await everything();
     expect(before[0]?.map((d) => d.slug)).toEqual([slug]);
     const raw = await openAtMigration(h.database, '0020-search-owner');
@@ -295,6 +310,7 @@ describe('q on GET /api/drops', () => {
     const reply = await h.call('PATCH', `/api/drops/${slug}`, { token: alice, body: { title: 'Serval' } });
     expect(reply.status, reply.text).toBe(200);
     expect(await slugsOf('serval quokka narwhal wombat')).toEqual([slug]);
+    expect(await slugsOf('serval', '&metadata.habitat=forest')).toEqual([slug]);
     expect(await slugsOf('okapi')).toEqual([]);
   });
 });

@@ -149,6 +149,7 @@ function createDrop(db: Kysely<Database>, bodies: BodyEncoder, engine: Engine): 
       await keepSearchIndex(trx, engine, drop.slug, {
         title: drop.title,
         description: drop.description,
+        metadata: drop.metadata,
         version: { content, context: drop.context, packedText },
       });
       return toDrop({ ...row, visibility, allow });
@@ -266,13 +267,15 @@ function searchList(dialect: Dialect, rankWindow: number) {
     const known = shapes.get(shape);
     if (known !== undefined) return known;
     // The drop's row is read only for a filter on its own columns (docs/decisions/0040), and by the page for an order
-    // on them: counting the matches of a search sorted by date reads no drop row.
-    const filteredOnDrops = tags > 0 || title;
+    // on them: counting the matches of a search sorted by date reads no drop row. SQLite's index holds the tags
+    // (engineQuery), PostgreSQL's does not.
+    const tagsOnDrops = engine === 'postgres' ? tags : 0;
+    const filteredOnDrops = tagsOnDrops > 0 || title;
     const filtered = (executor: Kysely<Database>, sortedOnDrops = false) => {
       const entries = matchingEntries(engine, executor, alive);
       if (!filteredOnDrops && !sortedOnDrops) return entries;
       let base = entries.innerJoin('drops', 'drops.slug', 'search_texts.slug');
-      for (let i = 0; i < tags; i++) {
+      for (let i = 0; i < tagsOnDrops; i++) {
         base = base.where(dialect.jsonText('metadata', slot<string>(`k${i}`)), '=', slot<string>(`v${i}`));
       }
       if (title) base = base.where(dialect.likeIgnoringCase('drops.title', slot<string>('title')));
@@ -321,7 +324,7 @@ function searchList(dialect: Dialect, rankWindow: number) {
     const offset = (query.page - 1) * query.pageSize;
     const values: Record<string, unknown> = {
       account: accountId,
-      q: engineQuery(engine, search.terms),
+      q: engineQuery(engine, search.terms, entries),
       limit: query.pageSize,
       offset,
       from: 0,
@@ -389,6 +392,7 @@ function appendVersion(db: Kysely<Database>, bodies: BodyEncoder, engine: Engine
       await keepSearchIndex(trx, engine, slug, {
         title: row.title,
         description: row.description,
+        metadata: toDrop(row).metadata,
         version: { content, context: version.context, packedText },
       });
       return toDrop(row);
@@ -406,13 +410,14 @@ function updateDrop(db: Kysely<Database>, engine: Engine): Store['updateDrop'] {
       if (ifLatest !== undefined) update = update.where('latest_version', '=', ifLatest);
       return update.returning(DROP_COLUMNS).executeTakeFirst();
     };
-    // A new title or description is searched at once: the index changes in the same transaction.
-    const searched = changes.title !== undefined || changes.description !== undefined;
+    // A new title, description or tags are searched at once: the index changes in the same transaction.
+    const searched = changes.title !== undefined || changes.description !== undefined || changes.metadata !== undefined;
     const row = searched
       ? await db.transaction().execute(async (trx) => {
           const updated = await write(trx);
           if (updated !== undefined) {
-            await keepSearchIndex(trx, engine, slug, { title: updated.title, description: updated.description });
+            const { title, description, metadata } = toDrop(updated);
+            await keepSearchIndex(trx, engine, slug, { title, description, metadata });
           }
           return updated;
         })

@@ -10,6 +10,7 @@
  * searched field: create, a new version (PUT, restore), a change of title or description, the delete of the latest
  * version. Its statements are written once per engine, without a query builder (kysely/prepared.ts says why).
  */
+import { createHash } from 'node:crypto';
 import { CompiledQuery, type Kysely, type RawBuilder, type SelectQueryBuilder, sql } from 'kysely';
 import { textOfHtml } from '../../domain/plain-text.js';
 import type { IndexedContent } from '../../domain/search.js';
@@ -24,6 +25,8 @@ export type Engine = 'sqlite' | 'postgres';
 export interface SearchEntry {
   readonly title: string;
   readonly description: string | null;
+  /** The drop's tags (SQLite indexes each as a term of its column `tags`, tagTerm()). */
+  readonly metadata: Readonly<Record<string, string>>;
   /** The latest version's text and its context: both, or neither (a change of title or description only). */
   readonly version?:
     | {
@@ -44,7 +47,8 @@ const STATEMENTS = {
     id: `insert into search_texts (slug, account_id, expires_at)
       select slug, account_id, expires_at from drops where slug = ?
       on conflict (slug) do update set slug = excluded.slug returning id`,
-    all: `insert or replace into search_index (rowid, title, description, content, context) values (?, ?, ?, ?, ?)`,
+    all: `insert or replace into search_index (rowid, title, description, content, context, tags)
+      values (?, ?, ?, ?, ?, ?)`,
     pack: `insert or replace into search_packed (id, packed) values (?, ?)`,
     // The index keeps no copy of its words (contentless, migration 0020): a new title or description is written
     // with the words of the packed text and of the latest version's context, made again.
@@ -94,13 +98,22 @@ export async function keepSearchIndex(
       const row = rows[0];
       if (row === undefined) return;
       const { words } = indexedContent(unpackText(row.packed));
-      await run(executor, STATEMENTS.sqlite.all, [row.id, title, description, words, indexWords(row.context)]);
+      const context = indexWords(row.context);
+      await run(executor, STATEMENTS.sqlite.all, [
+        row.id,
+        title,
+        description,
+        words,
+        context,
+        tagTerms(entry.metadata),
+      ]);
       return;
     }
     const { rows } = await run(executor, STATEMENTS.sqlite.id, [slug]);
     const id = rows[0]?.id;
     const { words, text } = version.content;
-    await run(executor, STATEMENTS.sqlite.all, [id, title, description, words, indexWords(version.context)]);
+    const context = indexWords(version.context);
+    await run(executor, STATEMENTS.sqlite.all, [id, title, description, words, context, tagTerms(entry.metadata)]);
     await run(executor, STATEMENTS.sqlite.pack, [id, version.packedText ?? packText(text)]);
     return;
   }
@@ -126,7 +139,7 @@ export async function reindexFromStore(executor: Kysely<Database>, engine: Engin
       join.onRef('versions.slug', '=', 'drops.slug').onRef('versions.version', '=', 'drops.latest_version'),
     )
     .innerJoin('bodies', 'bodies.hash', 'versions.body_hash')
-    .select(['drops.title', 'drops.description', 'versions.context', 'bodies.codec', 'bodies.data'])
+    .select(['drops.title', 'drops.description', 'drops.metadata', 'versions.context', 'bodies.codec', 'bodies.data'])
     .where('drops.slug', '=', slug)
     .executeTakeFirst();
   if (row === undefined) return;
@@ -134,6 +147,7 @@ export async function reindexFromStore(executor: Kysely<Database>, engine: Engin
   await keepSearchIndex(executor, engine, slug, {
     title: row.title,
     description: row.description,
+    metadata: JSON.parse(row.metadata) as Record<string, string>,
     version: { content: indexedContent(textOfHtml(html)), context: row.context },
   });
 }
@@ -170,12 +184,35 @@ export async function indexUnindexedDrops(executor: Kysely<Database>, engine: En
   }
 }
 
-/** The query an engine runs for `terms` (never empty): each word a literal, ANDed, the last as a prefix. */
-export function engineQuery(engine: Engine, terms: SearchTerms): string {
-  // The words hold letters and digits only (domain/search.ts): no quote, operator or column filter can reach the
-  // engine's query syntax. They are still quoted, as literals.
-  if (engine === 'sqlite')
-    return terms.words.map((word, i, all) => `"${word}"${i === all.length - 1 ? '*' : ''}`).join(' ');
+/**
+ * SQLite: a tag as one term of the index's column `tags`, so that a search filtered by tags is decided by the index
+ * (docs/decisions/0041): `t` and the first 24 hex digits (96 bits) of the SHA-256 of the key, a NUL and the value.
+ * Letters and digits only, so the tokenizer keeps it whole; a term of no other column, so no word can match it.
+ */
+export const tagTerm = (key: string, value: string): string =>
+  `t${createHash('sha256').update(key).update('\0').update(value).digest('hex').slice(0, 24)}`;
+
+/** A drop's tags as the terms of the column `tags`. */
+const tagTerms = (metadata: Readonly<Record<string, string>>): string =>
+  Object.entries(metadata)
+    .map(([key, value]) => tagTerm(key, value))
+    .join(' ');
+
+/**
+ * The query an engine runs for `terms` (never empty): each word a literal, ANDed, the last as a prefix; on SQLite each
+ * tag filter too, as a term of the column `tags` (PostgreSQL filters tags on the drop's row).
+ */
+export function engineQuery(
+  engine: Engine,
+  terms: SearchTerms,
+  tags: ReadonlyArray<readonly [string, string]> = [],
+): string {
+  // The words hold letters and digits only (domain/search.ts), and so do tag terms: no quote, operator or column
+  // filter of the caller's can reach the engine's query syntax. They are still quoted, as literals.
+  if (engine === 'sqlite') {
+    const words = terms.words.map((word, i, all) => `"${word}"${i === all.length - 1 ? '*' : ''}`);
+    return [...words, ...tags.map(([key, value]) => `tags : "${tagTerm(key, value)}"`)].join(' ');
+  }
   return terms.words.map((word, i, all) => `'${word}'${i === all.length - 1 ? ':*' : ''}`).join(' & ');
 }
 
@@ -217,7 +254,7 @@ export const entryId = (engine: Engine): RawBuilder<number> =>
 
 /** The relevance of a matching drop, and which way is best first. */
 export function relevance(engine: Engine): { readonly rank: RawBuilder<number>; readonly order: 'asc' | 'desc' } {
-  // SQLite's bm25 is better the lower; ts_rank the higher. Weights: title, description, content, context.
+  // SQLite's bm25 is better the lower; ts_rank the higher. Weights: title, description, content, context (tags 0).
   if (engine === 'sqlite') return { rank: sql<number>`bm25(search_index, 8.0, 4.0, 1.0, 2.0, 0.0)`, order: 'asc' };
   return { rank: sql<number>`ts_rank(${TERMS}, to_tsquery('simple', ${slot<string>('q')}))`, order: 'desc' };
 }

@@ -2,15 +2,17 @@ import { brotliCompressSync, brotliDecompressSync, constants } from 'node:zlib';
 import { type Kysely, type Migration, sql } from 'kysely';
 import { indexedContent, indexWords } from '../../domain/search.js';
 import { packText, unpackText } from '../bodies.js';
-import { indexUnindexedDrops } from '../kysely/search.js';
+import { indexUnindexedDrops, tagTerm } from '../kysely/search.js';
 import type { Database } from '../schema.js';
 
 /**
- * SQLite's search index made cheaper to write (docs/decisions/0041-search-index-leaner-writes.md):
+ * SQLite's search index made cheaper to write and to filter by tags (docs/decisions/0041-search-index-leaner-writes.md):
  *
  * - The FTS5 table keeps a prefix index of 2 characters only (0017 to 0020 had 2 and 3). Each indexed word was written
  *   three times (itself and its two prefixes); now twice. A last word of 3 characters is found as one of 4 or more
  *   is, by reading the words it begins: measured under a millisecond over 8,000 drops.
+ * - A fifth column, `tags`, holds each of the drop's tags as one term (kysely/search.ts `tagTerm`): a search filtered
+ *   by tags is decided by the index, without reading each match's drop row.
  * - `search_packed` keeps the text for snippets only (bodies.ts `packText`), made in the encoding worker off the event
  *   loop. 0020 packed the text's words and the context's words with it, as JSON, in the write's transaction; the one
  *   write that needs them again (a new title or description) now makes them from the text and the latest version's
@@ -29,9 +31,9 @@ const PREFIXES_2_3 = sql`create virtual table search_index using fts5 (
   content = '', contentless_delete = 1
 )`;
 
-/** This migration's. */
+/** This migration's: one prefix index, and the tags. */
 const PREFIX_2 = sql`create virtual table search_index using fts5 (
-  title, description, content, context, tokenize = 'unicode61 remove_diacritics 2', prefix = '2',
+  title, description, content, context, tags, tokenize = 'unicode61 remove_diacritics 2', prefix = '2',
   content = '', contentless_delete = 1
 )`;
 
@@ -40,13 +42,15 @@ interface EntryRow {
   readonly id: number;
   readonly title: string;
   readonly description: string | null;
+  /** The drop's tags, JSON. */
+  readonly metadata: string;
   readonly context: string | null;
   readonly packed: Uint8Array;
 }
 
-/** An entry's words (title, description, text, context) and its packed row, in one format. */
+/** An entry's words (title, description, text, context; and its tag terms, in this format) and its packed row. */
 interface Entry {
-  readonly words: readonly [string, string, string, string];
+  readonly words: readonly string[];
   readonly packed: Buffer;
 }
 
@@ -64,8 +68,9 @@ const PACK_0020 = {
 /** From 0020's format to this one's. */
 function from0020(row: EntryRow): Entry {
   const old = JSON.parse(brotliDecompressSync(row.packed).toString('utf8')) as PackedAt0020;
+  const tags = Object.entries(JSON.parse(row.metadata) as Record<string, string>).map(([k, v]) => tagTerm(k, v));
   return {
-    words: [indexWords(row.title), indexWords(row.description), old.words, old.context],
+    words: [indexWords(row.title), indexWords(row.description), old.words, old.context, tags.join(' ')],
     packed: packText(old.text),
   };
 }
@@ -80,6 +85,9 @@ function to0020(row: EntryRow): Entry {
   };
 }
 
+/** The index's columns, in order (0020's table has the first four). */
+const COLUMNS = ['title', 'description', 'content', 'context', 'tags'];
+
 /** Entries read per statement. */
 const BATCH = 200;
 
@@ -91,8 +99,8 @@ async function rebuild(db: Kysely<unknown>, create: typeof PREFIX_2, convert: (r
     await create.execute(db);
     let after = 0;
     for (;;) {
-      const { rows } = await sql<EntryRow>`select search_packed.id, drops.title, drops.description, versions.context,
-          search_packed.packed
+      const { rows } = await sql<EntryRow>`select search_packed.id, drops.title, drops.description, drops.metadata,
+          versions.context, search_packed.packed
         from search_packed
         join search_texts on search_texts.id = search_packed.id
         join drops on drops.slug = search_texts.slug
@@ -100,8 +108,8 @@ async function rebuild(db: Kysely<unknown>, create: typeof PREFIX_2, convert: (r
         where search_packed.id > ${after} order by search_packed.id limit ${BATCH}`.execute(db);
       for (const row of rows) {
         const { words, packed } = convert(row);
-        await sql`insert into search_index (rowid, title, description, content, context)
-          values (${row.id}, ${words[0]}, ${words[1]}, ${words[2]}, ${words[3]})`.execute(db);
+        const columns = sql.join(['rowid', ...COLUMNS.slice(0, words.length)].map((name) => sql.ref(name)));
+        await sql`insert into search_index (${columns}) values (${sql.join([row.id, ...words])})`.execute(db);
         await sql`update search_packed set packed = ${packed} where id = ${row.id}`.execute(db);
       }
       if (rows.length < BATCH) break;
