@@ -358,6 +358,38 @@ describe('q and expiry', () => {
     clock.advance(2 * hour);
     expect(await found()).toEqual([lasting, never].sort());
   });
+
+  it('sorts by the dates the index keeps: created, and changed by any write (a PATCH, a PUT)', async () => {
+    // The entry keeps its drop's dates (migration 0021), the time of the last change through a trigger.
+    const sorted = async (by: string) => {
+      const reply = await x.call('GET', `/api/drops?q=okapi&sortBy=${by}&sortOrder=desc&pageSize=100`, {
+        token: carol,
+      });
+      expect(reply.status, reply.text).toBe(200);
+      return (reply.json as { data: { slug: string }[] }).data.map((d) => d.slug);
+    };
+    clock.advance(60_000);
+    const first = await post(null);
+    clock.advance(60_000);
+    const second = await post(null);
+    clock.advance(60_000);
+    expect((await sorted('created_at')).slice(0, 2)).toEqual([second, first]);
+    expect((await sorted('updated_at')).slice(0, 2)).toEqual([second, first]);
+    await x.call('PATCH', `/api/drops/${first}`, { token: carol, body: { description: 'seen again' } });
+    expect((await sorted('updated_at')).slice(0, 2)).toEqual([first, second]);
+    expect((await sorted('created_at')).slice(0, 2)).toEqual([second, first]);
+    clock.advance(60_000);
+    const put = await x.call('PUT', `/api/drops/${second}`, {
+      token: carol,
+      body: { html: doc('<p>okapi again</p>') },
+    });
+    expect(put.status, put.text).toBe(200);
+    expect((await sorted('updated_at')).slice(0, 2)).toEqual([second, first]);
+    // A PATCH that writes no entry (the expiry only) moves the date too.
+    clock.advance(60_000);
+    await patch(first, null);
+    expect((await sorted('updated_at')).slice(0, 2)).toEqual([first, second]);
+  });
 });
 
 describe('q when more drops match than relevance ranks', () => {

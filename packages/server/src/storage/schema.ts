@@ -318,6 +318,10 @@ export interface SearchTextsTable {
   account_id: string;
   /** The drop's, kept by a trigger on `drops` (migration 0020). */
   expires_at: number | null;
+  /** The drop's, copied (migration 0021): a search sorted by date reads no drop row. */
+  created_at: number;
+  /** The drop's, kept by a trigger on `drops` (migration 0021). */
+  updated_at: number;
 }
 
 /** SQLite only: the FTS5 table, a row per drop, each field's folded words (kysely/search.ts). */

@@ -271,6 +271,8 @@ function searchList(dialect: Dialect, rankWindow: number) {
     // (engineQuery), PostgreSQL's does not.
     const tagsOnDrops = engine === 'postgres' ? tags : 0;
     const filteredOnDrops = tagsOnDrops > 0 || title;
+    // The index keeps each drop's dates (migration 0021): only a sort by views reads the drop's row for the page.
+    const sortedOn = query.sortBy === 'view_count' ? 'drops' : 'search_texts';
     const filtered = (executor: Kysely<Database>, sortedOnDrops = false) => {
       const entries = matchingEntries(engine, executor, alive);
       if (!filteredOnDrops && !sortedOnDrops) return entries;
@@ -289,7 +291,7 @@ function searchList(dialect: Dialect, rankWindow: number) {
       ),
       // The page's slugs only: ranking and sorting carry no row's columns, let alone its text.
       page: prepared((executor) => {
-        const selected = filtered(executor, !byRelevance).select('search_texts.slug');
+        const selected = filtered(executor, !byRelevance && sortedOn === 'drops').select('search_texts.slug');
         if (byRelevance) {
           return paged(
             selected.where(id, '>=', slot<number>('from')).orderBy(rank, order).orderBy('search_texts.slug', 'asc'),
@@ -297,7 +299,7 @@ function searchList(dialect: Dialect, rankWindow: number) {
         }
         return paged(
           selected
-            .orderBy(sql.ref(`drops.${query.sortBy}`), query.sortOrder)
+            .orderBy(sql.ref(`${sortedOn}.${query.sortBy}`), query.sortOrder)
             .orderBy('search_texts.slug', query.sortOrder),
         );
       }),

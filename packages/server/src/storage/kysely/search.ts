@@ -43,9 +43,10 @@ const tsv = (n: number, weight: string) => `setweight(to_tsvector('simple', $${n
 
 const STATEMENTS = {
   sqlite: {
-    // The owner and expiry come from the drop's row, written earlier in the same transaction (migration 0020).
-    id: `insert into search_texts (slug, account_id, expires_at)
-      select slug, account_id, expires_at from drops where slug = ?
+    // The owner, expiry and dates come from the drop's row, written earlier in the same transaction (migrations 0020,
+    // 0021); a trigger keeps the expiry and the time of the last change (a PATCH writes no entry).
+    id: `insert into search_texts (slug, account_id, expires_at, created_at, updated_at)
+      select slug, account_id, expires_at, created_at, updated_at from drops where slug = ?
       on conflict (slug) do update set slug = excluded.slug returning id`,
     all: `insert or replace into search_index (rowid, title, description, content, context, tags)
       values (?, ?, ?, ?, ?, ?)`,
@@ -59,8 +60,9 @@ const STATEMENTS = {
       where search_texts.slug = ?`,
   },
   postgres: {
-    all: `insert into search_texts (slug, account_id, expires_at, content, terms)
-      select slug, account_id, expires_at, $2, ${tsv(3, 'A')} || ${tsv(4, 'B')} || ${tsv(6, 'C')} || ${tsv(5, 'D')}
+    all: `insert into search_texts (slug, account_id, expires_at, created_at, updated_at, content, terms)
+      select slug, account_id, expires_at, created_at, updated_at, $2,
+        ${tsv(3, 'A')} || ${tsv(4, 'B')} || ${tsv(6, 'C')} || ${tsv(5, 'D')}
       from drops where slug = $1
       on conflict (slug) do update set content = excluded.content, terms = excluded.terms`,
     // The new title and description, and of the old words only the context's and the text's (weights C and D).
