@@ -194,6 +194,9 @@ export async function indexUnindexedDrops(executor: Kysely<Database>, engine: En
 export const tagTerm = (key: string, value: string): string =>
   `t${createHash('sha256').update(key).update('\0').update(value).digest('hex').slice(0, 24)}`;
 
+/** SQLite: the index's columns a word of `q` is looked for in (FTS5's column filter). */
+const TEXT_COLUMNS = '{title description content context}';
+
 /** A drop's tags as the terms of the column `tags`. */
 const tagTerms = (metadata: Readonly<Record<string, string>>): string =>
   Object.entries(metadata)
@@ -212,7 +215,8 @@ export function engineQuery(
   // The words hold letters and digits only (domain/search.ts), and so do tag terms: no quote, operator or column
   // filter of the caller's can reach the engine's query syntax. They are still quoted, as literals.
   if (engine === 'sqlite') {
-    const words = terms.words.map((word, i, all) => `"${word}"${i === all.length - 1 ? '*' : ''}`);
+    // Words are looked for in the four searched fields only: a word spelled like a tag term matches no tag.
+    const words = terms.words.map((word, i, all) => `${TEXT_COLUMNS} : "${word}"${i === all.length - 1 ? '*' : ''}`);
     return [...words, ...tags.map(([key, value]) => `tags : "${tagTerm(key, value)}"`)].join(' ');
   }
   return terms.words.map((word, i, all) => `'${word}'${i === all.length - 1 ? ':*' : ''}`).join(' & ');
