@@ -8,7 +8,7 @@ import { type Kysely, Migrator } from 'kysely';
 import pg from 'pg';
 import type { Store } from '../src/domain/store.js';
 import { createKyselyStore, type StoreTuning } from '../src/storage/kysely-store.js';
-import { migrationProvider } from '../src/storage/migrations/index.js';
+import { migrationOrder, migrationProvider } from '../src/storage/migrations/index.js';
 import { openPostgres } from '../src/storage/postgres.js';
 import type { Database } from '../src/storage/schema.js';
 import { openSqlite } from '../src/storage/sqlite.js';
@@ -89,6 +89,7 @@ export async function openMigrated(database: TestDatabase): Promise<Kysely<Datab
   const migrator = new Migrator({
     db: opened.db,
     provider: migrationProvider,
+    nameComparator: migrationOrder,
     ...(schema === undefined ? {} : { migrationTableSchema: schema }),
   });
   const { error } = await migrator.migrateToLatest();
@@ -107,6 +108,7 @@ export async function openAtMigration(database: TestDatabase, migration: string)
   const migrator = new Migrator({
     db: opened.db,
     provider: migrationProvider,
+    nameComparator: migrationOrder,
     ...(schema === undefined ? {} : { migrationTableSchema: schema }),
   });
   const { error } = await migrator.migrateTo(migration);

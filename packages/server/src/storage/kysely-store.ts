@@ -21,7 +21,7 @@ import { settingStore } from './kysely/settings.js';
 import { viewStatsStore } from './kysely/view-stats.js';
 import { warningStore } from './kysely/warnings.js';
 import { webhookStore } from './kysely/webhooks.js';
-import { migrationProvider } from './migrations/index.js';
+import { migrationOrder, migrationProvider } from './migrations/index.js';
 
 /** Bounds a test may shrink, so that what happens past them is tested without thousands of rows. */
 export interface StoreTuning {
@@ -39,6 +39,7 @@ export function createKyselyStore(dialect: Dialect, tuning: StoreTuning = {}): S
       const migrator = new Migrator({
         db,
         provider: migrationProvider,
+        nameComparator: migrationOrder,
         ...(schema === undefined ? {} : { migrationTableSchema: schema }),
       });
       const { error, results } = await migrator.migrateToLatest();

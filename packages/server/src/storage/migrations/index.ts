@@ -46,6 +46,12 @@ const MIGRATIONS: Record<string, Migration> = {
   '0021-search-leaner': searchLeaner,
 };
 
+/**
+ * The order migrations apply in: their names compared by code unit (the names are ASCII and begin with their number).
+ * Kysely's default compares with `localeCompare`, whose first call loads the collation data: 14 ms of every start.
+ */
+export const migrationOrder = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
+
 export const migrationProvider: MigrationProvider = {
   getMigrations: () => Promise.resolve(MIGRATIONS),
 };
