@@ -1,14 +1,16 @@
 /**
  * The search index (docs/api.md, "Search"; docs/decisions/0037-full-text-search-words-made-once.md), both engines side
- * by side: SQLite's FTS5 table `search_index` (a row per drop, its rowid the drop's `search_texts.id`, the latest
- * version's indexed text in its unindexed column `text`, for snippets) and PostgreSQL's tsvector column `terms` of
- * `search_texts` (each field's words weighted: title A, description B, context C, text D) under a GIN index, beside
- * the text (`content`). Both receive the words of domain/search.ts, folded and joined by spaces. An entry goes with its
- * drop (a foreign key with cascade; on SQLite a trigger takes the FTS5 row with it).
+ * by side: SQLite's contentless FTS5 table `search_index` (a row per drop, its rowid the drop's `search_texts.id`,
+ * the words of title, description, text and context, and the tags as terms of their own column; the text for snippets
+ * packed in `search_packed`) and PostgreSQL's tsvector column `terms` of `search_texts` (each field's words weighted:
+ * title A, description B, context C, text D) under a GIN index, beside the text (`content`). Both receive the words of
+ * domain/search.ts, folded and joined by spaces. `search_texts` also carries the drop's owner, expiry and dates
+ * (migrations 0020, 0021), so most searches read no drop row. An entry goes with its drop (a foreign key with cascade;
+ * on SQLite a trigger takes the FTS5 row with it).
  *
  * One function keeps the index, `keepSearchIndex()`, called inside the transaction of every write that changes a
- * searched field: create, a new version (PUT, restore), a change of title or description, the delete of the latest
- * version. Its statements are written once per engine, without a query builder (kysely/prepared.ts says why).
+ * searched field: create, a new version (PUT, restore), a change of title, description or tags, the delete of the
+ * latest version. Its statements are written once per engine, without a query builder (kysely/prepared.ts says why).
  */
 import { createHash } from 'node:crypto';
 import { CompiledQuery, type Kysely, type RawBuilder, type SelectQueryBuilder, sql } from 'kysely';
@@ -71,17 +73,20 @@ const STATEMENTS = {
   },
 } as const;
 
-/**
+/*
  * SQLite: what the contentless index cannot give back, the text for snippets, is kept beside it in `search_packed`,
- * compressed (bodies.ts `packText`, in the encoding worker; migration 0021): a 100 KB report's 32 KB of text take about 7 KB. Its words and
- * the context's are not kept: the rare write that needs them again (a new title or description) makes them again.
+ * compressed (bodies.ts `packText`, in the encoding worker; migration 0021): a 100 KB report's 32 KB of text take
+ * about 7 KB. Its words and the context's are not kept: the rare write that needs them again (a new title,
+ * description or tags) makes them again.
  */
+
 const run = (executor: Kysely<Database>, text: string, parameters: readonly unknown[]) =>
   executor.executeQuery<{ id: number }>(CompiledQuery.raw(text, [...parameters]));
 
 /**
  * Writes a drop's entry of the index, in the caller's transaction: every field when the latest version changed (a
- * new entry, or its words replaced), else the title and description only.
+ * new entry, or its words replaced), else the title, description and tags (SQLite writes the whole row again, the
+ * words of the text and context made from the packed text and the latest version).
  */
 export async function keepSearchIndex(
   executor: Kysely<Database>,
