@@ -38,11 +38,6 @@ export default defineConfig({
   test: {
     exclude: ['**/node_modules/**', '**/dist/**'],
     pool: 'forks',
-    // Two test files at a time (vitest's default is one fewer than the cores: one, on the 2-core CI machine). Most
-    // suites wait on sockets, child processes and Chromium more than they compute: on 2 cores the suite took 877 s
-    // one file at a time, 561 s two at a time (docs/contributing.md, "How the tests are organised").
-    maxWorkers: 2,
-    minWorkers: 1,
     testTimeout: 30_000,
     hookTimeout: 60_000,
     projects: [
