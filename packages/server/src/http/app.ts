@@ -97,7 +97,7 @@ function createFastify(
     logController: new LogController({ disableRequestLogging: true }),
     requestIdHeader: false,
     // Unique across restarts and instances, so a request id in a report finds its log line.
-    genReqId: () => randomBytes(8).toString('hex'),
+    genReqId: randomRequestIds(),
     trustProxy: config.trustProxy,
     // Requests arriving while the app closes are answered by the server factory below, in the service's shape.
     return503OnClosing: false,
@@ -126,6 +126,25 @@ function createFastify(
       return server;
     },
   }).withTypeProvider<TypeBoxTypeProvider>();
+}
+
+/**
+ * 16 random hex characters per request, taken from a pool filled 512 ids at a time: one system call for randomness
+ * per request cost about 1.7 µs of the list's CPU, the pool about 0.1 µs. Still unpredictable (a counter would tell
+ * a client how many requests the instance has served).
+ */
+function randomRequestIds(): () => string {
+  const BYTES = 8;
+  let pool = Buffer.alloc(0);
+  let at = 0;
+  return () => {
+    if (at + BYTES > pool.length) {
+      pool = randomBytes(BYTES * 512);
+      at = 0;
+    }
+    at += BYTES;
+    return pool.toString('hex', at - BYTES, at);
+  };
 }
 
 /** Body parsing, validation, decorations, OpenAPI, the owner-auth hook, the write budget, idempotency, the error handlers. */

@@ -2,7 +2,7 @@
  * Route schemas: they validate requests (validation.ts maps failures to the spec's codes) and generate
  * /openapi.json. One source of truth; built from the configured limits.
  */
-import { Type } from '@sinclair/typebox';
+import { type Static, type TSchema, Type } from '@sinclair/typebox';
 import type { Limits } from '../config.js';
 import { SLUG_PATTERN, TOKEN_ID_PATTERN } from '../domain/ids.js';
 import { MAX_QUERY_CHARS } from '../domain/search.js';
@@ -11,6 +11,25 @@ import { MAX_QUERY_CHARS } from '../domain/search.js';
 export const METADATA_KEY_PATTERN = '^[A-Za-z0-9_](?:[A-Za-z0-9_.-]*[A-Za-z0-9_])?$';
 
 const Millis = (description: string) => Type.Integer({ description: `${description} (Unix time in milliseconds)` });
+
+/**
+ * One of `values`, as JSON Schema's `enum`. Not TypeBox's union of literals: that is an `anyOf`, which
+ * fast-json-stringify serializes by running the validator on the value first, for every drop of a list.
+ */
+function OneOf<const T extends readonly string[]>(values: T, options: { description?: string } = {}) {
+  return Type.Unsafe<T[number]>({ type: 'string', enum: [...values], ...options });
+}
+
+/**
+ * `schema` or null as one type list (`type: ['string', 'null']`), for the same reason as OneOf(): an `anyOf` with
+ * null made every listed drop's `content_url` go through the validator's long `uri` expression before it was written
+ * (docs/decisions/0028-composition-root-ports-and-a-lean-process.md, "Where the targets stand").
+ */
+function OrNull<T extends TSchema & { type: string }>(schema: T, options: { description?: string } = {}) {
+  // A plain copy: the TypeBox kind (a symbol) would make TypeBox read the result as the non-null type.
+  const plain = JSON.parse(JSON.stringify(schema)) as Record<string, unknown>;
+  return Type.Unsafe<Static<T> | null>({ ...plain, ...options, type: [schema.type, 'null'] });
+}
 
 /** The request fields several bodies share, each bounded by the configured limits. */
 function fieldSchemas(limits: Limits) {
@@ -60,7 +79,7 @@ function fieldSchemas(limits: Limits) {
 type Fields = ReturnType<typeof fieldSchemas>;
 
 /** Who may comment on a drop (docs/api.md, "Comments"). */
-const CommentSetting = Type.Union([Type.Literal('off'), Type.Literal('signed_in'), Type.Literal('open')], {
+const CommentSetting = OneOf(['off', 'signed_in', 'open'], {
   description:
     'Who may comment: off, signed_in (anyone signed in through the identity provider; default), open (anyone who can view it, with a name)',
 });
@@ -79,7 +98,7 @@ const NetworkPolicy = Type.Union(
 );
 
 /** Who can see a drop (docs/api.md, "Who can see a drop"; checked by domain/visibility.ts). */
-const Visibility = Type.Union([Type.Literal('public'), Type.Literal('signed_in'), Type.Literal('people')], {
+const Visibility = OneOf(['public', 'signed_in', 'people'], {
   description:
     'public (default): anyone with the URL; signed_in: anyone who signs in through the identity provider; people: the owner and those in allow',
 });
@@ -94,7 +113,7 @@ const Allow = Type.Array(Type.String({ maxLength: 254 }), {
 /** One finding of the look before publishing (docs/api.md, "A look before publishing"); never the secret itself. */
 export const Finding = Type.Object(
   {
-    kind: Type.Union([Type.Literal('secret'), Type.Literal('personal_data')]),
+    kind: OneOf(['secret', 'personal_data']),
     rule: Type.String({ description: 'The rule that matched, e.g. htmldrop/aws-access-key-id or personal/iban' }),
     where: Type.String({ description: 'html, context or files/<path>' }),
     line: Type.Integer({ minimum: 1, description: 'Line in that text, from 1' }),
@@ -128,13 +147,13 @@ function componentSchemas() {
       metadata: Type.Record(Type.String(), Type.String()),
       created_at: Millis('Creation time'),
       updated_at: Millis('Last change'),
-      expires_at: Type.Union([Millis('When the drop stops being served and is deleted'), Type.Null()], {
+      expires_at: OrNull(Millis('When the drop stops being served and is deleted'), {
         description: 'Unix ms; null: never expires',
       }),
       network: NetworkPolicy,
       visibility: Visibility,
       allow: Type.Array(Type.String(), { description: "Who may see a people drop (the owner's answers only)" }),
-      content_url: Type.Union([Type.String({ format: 'uri' }), Type.Null()], {
+      content_url: OrNull(Type.String({ format: 'uri' }), {
         description:
           "The drop's own origin (https://<id>.<content domain>/), where its storage works; null when none is configured",
       }),
@@ -320,17 +339,17 @@ function responseSchemas() {
       slug: Type.String(),
       version: Type.Integer(),
       size_bytes: Type.Integer({ description: 'UTF-8 bytes of the HTML as uploaded' }),
-      context: Type.Union([Type.String(), Type.Null()]),
+      context: OrNull(Type.String()),
       created_at: Millis('Upload time'),
       is_latest: Type.Boolean(),
       ...VersionFiles,
     }),
     Token: Type.Object({
       id: Type.String({ description: 'First 12 hex characters of the token hash' }),
-      label: Type.Union([Type.String(), Type.Null()]),
+      label: OrNull(Type.String()),
       created_at: Type.Integer(),
-      last_used_at: Type.Union([Type.Integer(), Type.Null()]),
-      expires_at: Type.Union([Millis('When the token stops working'), Type.Null()], {
+      last_used_at: OrNull(Type.Integer()),
+      expires_at: OrNull(Millis('When the token stops working'), {
         description: 'null: never (device-flow and operator tokens)',
       }),
       oauth_client: Type.Union(
