@@ -15,7 +15,7 @@ const PACKAGES = path.resolve(import.meta.dirname, '../..');
 /** What a room may import inside the server: rooms (folders) and top-level files. Top-level files may import anything. */
 const MAY_IMPORT: Readonly<Record<string, readonly string[]>> = {
   domain: ['domain', 'config.ts', 'errors.ts'],
-  storage: ['storage', 'domain', 'config.ts', 'errors.ts', 'private-dir.ts', 'built-files.ts'],
+  storage: ['storage', 'domain', 'config.ts', 'errors.ts', 'private-dir.ts', 'built-files.ts', 'release-memory.ts'],
   coordination: ['coordination', 'domain', 'serve', 'config.ts', 'errors.ts'],
   identity: ['identity', 'domain', 'config.ts', 'errors.ts'],
   keys: ['keys', 'domain', 'config.ts', 'private-dir.ts'],

@@ -10,6 +10,7 @@ import { Worker } from 'node:worker_threads';
 import { builtFile } from '../built-files.js';
 import { textOfHtml } from '../domain/plain-text.js';
 import { type IndexedContent, indexedContent } from '../domain/search.js';
+import { releaseMemoryWhenQuiet } from '../release-memory.js';
 import { encodeBody, encodeFile, type FileToEncode, packText, type StoredBody } from './bodies.js';
 import type { EncodeAnswer, EncodedFile, EncodeRequest } from './body-worker.js';
 
@@ -63,8 +64,13 @@ async function encodeDocumentInProcess(html: string, pack: boolean): Promise<Enc
   return { body, content, packedText: pack ? packText(content.text) : undefined };
 }
 
-/** An idle worker stops after this long, giving back its memory; the next create starts one. */
-const IDLE_STOP_MS = 60_000;
+/**
+ * An idle worker stops after this long, giving back its memory (about 14 MB of the service's RSS after a burst of
+ * 100 KB creates, bench:write); the next create starts one again in a few milliseconds. 10 s, not a minute: an agent's
+ * publishes come in bursts, and between bursts the worker is memory held for nothing
+ * (docs/decisions/0028-composition-root-ports-and-a-lean-process.md, "Where the targets stand").
+ */
+const IDLE_STOP_MS = 10_000;
 
 /**
  * The worker's heap, kept small: the documents it encodes arrive and leave as bytes outside its heap. Its young
@@ -86,6 +92,11 @@ export interface BodyEncoderOptions {
    * worker, off the event loop, rather than in the write's transaction. PostgreSQL keeps the text as it is.
    */
   readonly packText?: boolean;
+  /**
+   * Whether the process gives memory back (releaseMemoryWhenQuiet(): one full collection once it is quiet) when the
+   * worker stops for idleness: the end of a burst of writes, which grew the main thread's heap (decision 0042).
+   */
+  readonly releaseMemoryWhenIdle?: boolean;
 }
 
 export function createBodyEncoder(options: BodyEncoderOptions = {}): BodyEncoder {
@@ -125,7 +136,9 @@ export function createBodyEncoder(options: BodyEncoderOptions = {}): BodyEncoder
         started.unref();
         clearTimeout(idleTimer);
         idleTimer = setTimeout(() => {
-          if (worker === started && pending.size === 0) void discard();
+          if (worker !== started || pending.size > 0) return;
+          void discard();
+          if (options.releaseMemoryWhenIdle === true) releaseMemoryWhenQuiet();
         }, idleStopMs);
         idleTimer.unref();
       }

@@ -31,7 +31,7 @@ export interface StoreTuning {
 
 export function createKyselyStore(dialect: Dialect, tuning: StoreTuning = {}): Store {
   const { db } = dialect;
-  const bodies = createBodyEncoder({ packText: dialect.name === 'sqlite' });
+  const bodies = createBodyEncoder({ packText: dialect.name === 'sqlite', releaseMemoryWhenIdle: true });
 
   return {
     async migrate() {
