@@ -132,6 +132,19 @@ describe('the text fallback (domain/plain-text.ts)', () => {
     expect(text).toBe('Hello & welcome\n\nafter \u263a \u2603 1 < 2\n\none\n\ntwo');
   });
 
+  it('reads tag names in any case, short or long, and collapses blank space', () => {
+    // Short names are looked up by their character codes, longer ones by their lower-cased text: both in any case.
+    expect(
+      textOfHtml(
+        '<TD>a</Td><tH>b</TH><DIV>c</div><BlockQuote>d</BLOCKQUOTE><ScRiPt>NO1</sCrIpT><TEXTAREA>NO2</textarea>' +
+          '<TEMPLATE>NO3</Template><HEAD>NO4</head><Spanx>e</Spanx><FigCaption>f</FIGCAPTION><PlainText><b>raw</b> &amp;',
+      ),
+    ).toBe('a b\nc\n\nd\ne\nf\n<b>raw</b> &amp;');
+    expect(textOfHtml('<p>one \t two\u00a0\u00a0three\r\nfour</p>  <p> five </p>\n\n\n\n<p>six</p>')).toBe(
+      'one two three\nfour\n\nfive\n\nsix',
+    );
+  });
+
   it('drops the rest of the document after an unclosed script', () => {
     expect(textOfHtml(`<p>kept</p><script>${SECRET_SCRIPT} <p>never`)).toBe('kept');
   });

@@ -22,7 +22,7 @@ export const QUESTION = 0x3f;
 export const BOM = 0xfeff;
 
 /** Elements whose content is text up to the matching end tag (RAWTEXT and RCDATA; script is handled separately). */
-const RAW_TEXT_TAGS: ReadonlySet<string> = new Set([
+export const RAW_TEXT_TAGS: ReadonlySet<string> = new Set([
   'iframe',
   'noembed',
   'noframes',

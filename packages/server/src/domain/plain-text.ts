@@ -18,6 +18,7 @@ import {
   isWhitespace,
   matchesAt,
   QUESTION,
+  RAW_TEXT_TAGS,
   SLASH,
   scanAttributes,
 } from './html-scan.js';
@@ -77,6 +78,54 @@ const BLOCKS: ReadonlySet<string> = new Set([
   'ul',
 ]);
 
+/** What a tag means to the text. */
+const OTHER = 0;
+/** A line break. */
+const BLOCK = 1;
+/** A cell of a table: a space. */
+const CELL = 2;
+/** Content skipped up to the end tag (SKIPPED). */
+const SKIP = 3;
+/** Content the tokenizer reads as text up to the end tag, or to the end (findTextContentEnd()). */
+const TEXT = 4;
+
+/** Every name whose tag means more than OTHER, lower case. */
+const KINDS: ReadonlyMap<string, number> = new Map([
+  ...[...BLOCKS].map((name) => [name, BLOCK] as const),
+  ['td', CELL],
+  ['th', CELL],
+  ...[...SKIPPED].map((name) => [name, SKIP] as const),
+  ...['script', 'plaintext', ...RAW_TEXT_TAGS].map((name) => [name, TEXT] as const),
+]);
+
+/** A name of at most SHORT characters, as a number: one 7-bit ASCII code per character (a small integer). */
+const SHORT = 4;
+
+function shortCode(s: string, start: number, end: number): number {
+  let code = 0;
+  for (let k = start; k < end; k++) {
+    let c = s.charCodeAt(k);
+    if (c >= 0x80) return -1;
+    if (c >= 0x41 && c <= 0x5a) c += 0x20;
+    code = code * 0x80 + c;
+  }
+  return code;
+}
+
+/** KINDS of the short names by their code: a report's thousands of `td`, `tr` and `span` are looked up unsliced. */
+const SHORT_KINDS: ReadonlyMap<number, number> = new Map(
+  [...KINDS].filter(([name]) => name.length <= SHORT).map(([name, kind]) => [shortCode(name, 0, name.length), kind]),
+);
+
+/** The kind of the tag named by `s` from `start` to `end` (any case); a name starts with an ASCII letter. */
+function kindOf(s: string, start: number, end: number): number {
+  if (end - start <= SHORT) {
+    const code = shortCode(s, start, end);
+    if (code >= 0) return SHORT_KINDS.get(code) ?? OTHER;
+  }
+  return KINDS.get(asciiLowerCase(s.slice(start, end))) ?? OTHER;
+}
+
 /** Index of the `<` of the next end tag `</name` (followed by whitespace, `/` or `>`) from `from`, or -1. */
 function findEndTag(s: string, from: number, lowerName: string): number {
   let i = from;
@@ -134,30 +183,31 @@ export function textOfHtml(html: string): string {
       continue;
     }
     const nameEnd = findTagNameEnd(html, nameStart);
-    const name = asciiLowerCase(html.slice(nameStart, nameEnd));
+    const kind = kindOf(html, nameStart, nameEnd);
     // A tag without attributes (most end tags, and `<td>`) ends right after its name.
     const tagEnd = html.charCodeAt(nameEnd) === GT ? nameEnd + 1 : scanAttributes(html, nameEnd).end;
     if (tagEnd < 0) break; // the document ends inside the tag
     i = tagEnd;
-    if (BLOCKS.has(name)) out += '\n';
-    else if (name === 'td' || name === 'th') out += ' ';
-    if (closing) continue;
+    if (kind === BLOCK) out += '\n';
+    else if (kind === CELL) out += ' ';
+    // Only a start tag of SKIP or TEXT has content to pass over: any other tag's content is read on.
+    if (closing || kind < SKIP) continue;
+    const name = asciiLowerCase(html.slice(nameStart, nameEnd));
     if (name === 'plaintext') {
       out += html.slice(i); // everything after it is text, as written
       break;
     }
     const selfClosing = html.charCodeAt(tagEnd - 2) === SLASH;
-    const contentEnd = SKIPPED.has(name)
-      ? selfClosing
-        ? i
-        : findEndTag(html, i, name)
-      : findTextContentEnd(html, i, name);
+    const contentEnd =
+      kind === SKIP ? (selfClosing ? i : findEndTag(html, i, name)) : findTextContentEnd(html, i, name);
     if (contentEnd < 0) break; // unclosed: its content runs to the end, and is skipped
     i = contentEnd;
   }
+  // Runs of blank space become one space, and a space beside a line break goes: the patterns match only where
+  // something changes (a single space between words is left alone, not replaced by itself thousands of times).
   return out
-    .replace(/[ \t\f\r\u00a0]+/g, ' ')
-    .replace(/ ?\n ?/g, '\n')
+    .replace(/[ \t\f\r\u00a0]{2,}|[\t\f\r\u00a0]/g, ' ')
+    .replace(/ \n ?|\n /g, '\n')
     .replace(/\n{3,}/g, '\n\n')
     .trim();
 }
