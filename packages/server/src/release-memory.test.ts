@@ -1,6 +1,6 @@
 import { constants, type PerformanceEntry, PerformanceObserver } from 'node:perf_hooks';
 import { describe, expect, it } from 'vitest';
-import { releaseMemoryWhenQuiet } from './release-memory.js';
+import { addMemoryReleaser, releaseMemoryWhenQuiet } from './release-memory.js';
 
 /** The forced full collections (Node's `gc()`) the process runs from now on, as they happen. */
 function forcedCollections() {
@@ -41,6 +41,32 @@ describe('releaseMemoryWhenQuiet', () => {
       await sleep(200);
       expect(gcs.seen).toHaveLength(3);
     } finally {
+      gcs.stop();
+    }
+  });
+
+  it('asks every registered releaser first, a failing one included, until it is removed', async () => {
+    const gcs = forcedCollections();
+    let asked = 0;
+    const removeCounter = addMemoryReleaser(() => {
+      asked += 1;
+    });
+    const removeFailing = addMemoryReleaser(() => {
+      throw new Error('closed');
+    });
+    try {
+      releaseMemoryWhenQuiet(40);
+      for (let i = 0; i < 100 && gcs.seen.length < 3; i++) await sleep(20);
+      expect(gcs.seen).toHaveLength(3);
+      expect(asked).toBe(3);
+      removeCounter();
+      releaseMemoryWhenQuiet(40);
+      for (let i = 0; i < 100 && gcs.seen.length < 6; i++) await sleep(20);
+      expect(gcs.seen).toHaveLength(6);
+      expect(asked).toBe(3);
+    } finally {
+      removeCounter();
+      removeFailing();
       gcs.stop();
     }
   });

@@ -31,6 +31,11 @@ export interface Dialect {
    * depends on (docs/decisions/0027-compressed-deduplicated-bodies.md): a create then waits for one flush, not two.
    */
   lazyTransaction<T>(work: (trx: Transaction<Database>) => Promise<T>): Promise<T>;
+  /**
+   * Gives back the memory the connection's caches hold and do not need (SQLite: `PRAGMA shrink_memory`), when the
+   * process releases memory after a burst (release-memory.ts). Absent where the database lives in another process.
+   */
+  readonly releaseMemory?: () => void;
 }
 
 /**

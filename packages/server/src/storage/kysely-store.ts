@@ -5,6 +5,7 @@
  */
 import { Migrator, sql } from 'kysely';
 import type { Store } from '../domain/store.js';
+import { addMemoryReleaser } from '../release-memory.js';
 import { createBodyEncoder } from './body-encoder.js';
 import type { Dialect } from './dialect.js';
 import { accessStore } from './kysely/access.js';
@@ -32,6 +33,7 @@ export interface StoreTuning {
 export function createKyselyStore(dialect: Dialect, tuning: StoreTuning = {}): Store {
   const { db } = dialect;
   const bodies = createBodyEncoder({ packText: dialect.name === 'sqlite', releaseMemoryWhenIdle: true });
+  const stopReleasing = dialect.releaseMemory === undefined ? undefined : addMemoryReleaser(dialect.releaseMemory);
 
   return {
     async migrate() {
@@ -50,6 +52,7 @@ export function createKyselyStore(dialect: Dialect, tuning: StoreTuning = {}): S
     },
 
     async close() {
+      stopReleasing?.();
       await bodies.close();
       await db.destroy();
     },
