@@ -7,8 +7,8 @@
  * last seconds' allocation is still high, keeps the young generation at its grown size.
  *
  * V8 reads the allocation rate from what was allocated between its last collections, so the collection that shrinks
- * must follow another one by a quiet while, and even then it did not always shrink (2 runs of 5 with two collections,
- * none of 3 with three). So: when a burst ends (the encoding worker's idle stop, storage/body-encoder.ts), the event
+ * must follow another one by a quiet while, and even then it did not always shrink (it failed in 2 runs of 5 with two
+ * collections, and in none of 3 with three). So: when a burst ends (the encoding worker's idle stop, storage/body-encoder.ts), the event
  * loop's utilization is sampled every QUIET_WINDOW_MS, and at the end of each window under QUIET_UTILIZATION one full
  * collection runs, COLLECTIONS of them in all (a busy window in between starts the count over). Under steady load
  * none runs. The collector is Node's `gc()`, exposed at run time rather than by `--expose-gc` on the command line,

@@ -68,7 +68,7 @@ async function encodeDocumentInProcess(html: string, pack: boolean): Promise<Enc
  * An idle worker stops after this long, giving back its memory (about 14 MB of the service's RSS after a burst of
  * 100 KB creates, bench:write); the next create starts one again in a few milliseconds. 10 s, not a minute: an agent's
  * publishes come in bursts, and between bursts the worker is memory held for nothing
- * (docs/decisions/0028-composition-root-ports-and-a-lean-process.md, "Where the targets stand").
+ * (docs/decisions/0042-memory-given-back-after-a-burst.md).
  */
 const IDLE_STOP_MS = 10_000;
 
