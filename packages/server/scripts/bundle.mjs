@@ -35,6 +35,10 @@ await build({
   banner: {
     js: "import { createRequire as __createRequire } from 'node:module';\nconst require = __createRequire(import.meta.url);",
   },
+  // V8 reads all of a module's text before it runs any of it: without comments and indentation the start-up chunk is
+  // 1.5 MB instead of 2.2 MB and the service answers its first request about 15 ms sooner (docs/contributing.md,
+  // "Building"). Names stay as written, so stack traces read as the sources do.
+  minifyWhitespace: true,
   sourcemap: 'linked',
   legalComments: 'linked',
   logLevel: 'warning',
