@@ -123,3 +123,28 @@ describe('excerpts', () => {
     expect(maskExcerpt('x'.repeat(500))).toHaveLength(24);
   });
 });
+
+describe('rules looked for at a URL, in any case', () => {
+  it('connection strings whose scheme is written in capitals or with jdbc: are found', async () => {
+    const texts = [
+      'MONGODB+SRV://admin:Zq8xP2wLr5@cluster0.example.net/app',
+      'jdbc:mysql://root:Zq8xP2wLr5@db.internal:3306/shop',
+      'PostgreSQL://svc:Zq8xP2wLr5@pg.internal/reports',
+    ];
+    for (const text of texts) {
+      const findings = await scanHtml(`<pre>${text}</pre>`);
+      // secretlint's rule, not only this service's rule for any scheme (which would find them too).
+      expect(
+        findings.map((f) => f.rule),
+        text,
+      ).toContainEqual(expect.stringMatching(/^database-connection-string\//));
+    }
+  });
+
+  it('a Slack incoming webhook written in capitals is found', async () => {
+    const findings = await scanHtml(
+      '<a href="HTTPS://HOOKS.SLACK.COM/services/T0A1B2C3D/B0E1F2G3H/Zq8xP2wLr5Kt7Yv9Wn3Mb6Qd">hook</a>',
+    );
+    expect(findings.map((f) => f.rule)).toContainEqual(expect.stringMatching(/^slack\//));
+  });
+});

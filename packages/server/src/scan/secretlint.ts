@@ -15,6 +15,7 @@
  * third of the preset's time on ordinary documents.)
  */
 import { rules as presetRules } from '@secretlint/secretlint-rule-preset-recommend';
+import { literalFinder } from './literals.js';
 import type { Match } from './mask.js';
 import { hasRealPassword } from './secrets.js';
 
@@ -48,49 +49,75 @@ interface Source {
 const RULE_PREFIX = '@secretlint/secretlint-rule-';
 const SKIPPED = new Set([`${RULE_PREFIX}filter-comments`]);
 
+/** Each of `firsts` followed by each of `rests`: the literals of a pattern that begins with alternatives. */
+const each = (firsts: readonly string[], ...rests: ReadonlyArray<readonly string[]>): string[] =>
+  rests.reduce<string[]>((heads, rest) => heads.flatMap((head) => rest.map((tail) => head + tail)), [...firsts]);
+
 /**
- * What a text must contain for a rule to find anything: a literal every one of the rule's patterns requires (read from
- * the preset's source, version 12.0.0). A rule not named here runs on every text, so a rule an upgrade adds is never
- * skipped. Most ordinary documents contain none of these, and the rules they would run for nothing are most of the
- * preset's cost. The accuracy corpus (bench/scan-corpus.mjs) has a case of every gated rule.
+ * What a text must contain for a rule to find anything: literals of which every match of the rule's patterns holds
+ * one (read from the preset's source, version 12.0.0), or for the rules whose patterns are URLs, a check at each `://`
+ * of the text. A rule not named here runs on every text, so a rule an upgrade adds is never skipped. Most ordinary
+ * documents contain none of these, and the rules they would run for nothing are most of the preset's cost. The
+ * accuracy corpus (bench/scan-corpus.mjs) has a case of every gated rule.
  */
-const TRIGGERS: Readonly<Record<string, RegExp>> = {
-  '1password': /ops_ey/,
-  anthropic: /sk-ant-api0/,
-  aws: /secret_?access_?key/i,
-  'database-connection-string': /mongodb|mysql|postgres/i,
-  databricks: /dapi/,
-  docker: /dckr_pat_/,
-  figma: /figd_/,
-  github: /gh[pousr]_|github_pat_/,
-  gitlab: /glpat-/,
-  grafana: /glc_|glsa_/,
-  groq: /gsk_/,
-  'hashicorp-vault': /hv[sbr]\./,
-  huggingface: /hf_/,
-  linear: /lin_api_/,
-  notion: /ntn_/,
-  npm: /npm_/,
-  openai: /T3BlbkFJ/,
-  privatekey: /PRIVATE KEY/,
-  sendgrid: /SG\./,
-  shopify: /shp(?:pa|ca|at|ss)_/,
-  slack: /xox[bpaor]-|xapp-|hooks\.slack\.com/i,
-  vercel: /vc[pciark]_/,
+const TRIGGERS: Readonly<Record<string, readonly string[] | ((text: string) => boolean)>> = {
+  '1password': ['ops_ey'],
+  anthropic: ['sk-ant-api0'],
+  // `(SECRET|secret|Secret)_?(ACCESS|access|Access)_?(KEY|key|Key)`, as the rule writes it.
+  aws: each(['SECRET', 'secret', 'Secret'], ['', '_'], ['ACCESS', 'access', 'Access']),
+  // `mongodb(+srv)://`, `(jdbc:)mysql(x)://`, `postgres(ql)://`, in any case.
+  'database-connection-string': (text) => anyScheme(text, /(?:mongodb(?:\+srv)?|mysqlx?|postgres(?:ql)?)$/i),
+  databricks: ['dapi'],
+  docker: ['dckr_pat_'],
+  figma: ['figd_'],
+  github: [...each(['gh'], ['p', 'o', 'u', 's', 'r'], ['_']), 'github_pat_'],
+  gitlab: ['glpat-'],
+  grafana: ['glc_', 'glsa_'],
+  groq: ['gsk_'],
+  'hashicorp-vault': each(['hv'], ['s', 'b', 'r'], ['.']),
+  huggingface: ['hf_'],
+  linear: ['lin_api_'],
+  notion: ['ntn_'],
+  npm: ['npm_'],
+  openai: ['T3BlbkFJ'],
+  privatekey: ['PRIVATE KEY'],
+  sendgrid: ['SG.'],
+  shopify: each(['shp'], ['pa', 'ca', 'at', 'ss'], ['_']),
+  // Tokens (`xoxb-` and the like, as written), and incoming webhooks: `https://hooks.slack.com/…` in any case.
+  slack: (text) => SLACK_TOKENS(text).size > 0 || anyUrl(text, /^hooks\.slack\.com/i),
+  vercel: each(['vc'], ['p', 'c', 'i', 'a', 'r', 'k'], ['_']),
 };
 
-/** The case-sensitive triggers as one pattern: one pass over the text instead of one per rule. */
-const EXACT = Object.entries(TRIGGERS).filter(([, trigger]) => !trigger.flags.includes('i'));
-const ANY_EXACT = new RegExp(EXACT.map(([, trigger]) => `(?:${trigger.source})`).join('|'), 'g');
+const SLACK_TOKENS = literalFinder(each(['xox'], ['b', 'p', 'a', 'o', 'r'], ['-']).concat('xapp-'));
+
+/** Whether a scheme matching `scheme` (anchored at its end) stands right before one of the text's `://`. */
+function anyScheme(text: string, scheme: RegExp): boolean {
+  for (let at = text.indexOf('://'); at !== -1; at = text.indexOf('://', at + 3)) {
+    if (scheme.test(text.slice(Math.max(0, at - 16), at))) return true;
+  }
+  return false;
+}
+
+/** Whether what follows one of the text's `://` matches `rest` (anchored at its start). */
+function anyUrl(text: string, rest: RegExp): boolean {
+  for (let at = text.indexOf('://'); at !== -1; at = text.indexOf('://', at + 3)) {
+    if (rest.test(text.slice(at + 3, at + 64))) return true;
+  }
+  return false;
+}
+
+/** Every literal trigger, looked for in one go (literals.ts). */
+const LITERALS = literalFinder(
+  Object.values(TRIGGERS).flatMap((trigger) => (typeof trigger === 'function' ? [] : trigger)),
+);
 
 /** The names of the gated rules whose trigger the text holds. */
 function triggered(text: string): Set<string> {
   const names = new Set<string>();
-  for (const match of text.matchAll(ANY_EXACT)) {
-    for (const [name, trigger] of EXACT) if (trigger.test(match[0])) names.add(name);
-  }
+  const present = LITERALS(text);
   for (const [name, trigger] of Object.entries(TRIGGERS)) {
-    if (trigger.flags.includes('i') && trigger.test(text)) names.add(name);
+    const holds = typeof trigger === 'function' ? trigger(text) : trigger.some((literal) => present.has(literal));
+    if (holds) names.add(name);
   }
   return names;
 }

@@ -1,6 +1,6 @@
 /**
  * The worker thread that encodes stored bodies (body-encoder.ts; docs/decisions/0027-compressed-deduplicated-bodies.md):
- * the parent posts `{ id, bytes }` (a version's HTML in UTF-8) or `{ id, files }` (a version's files) and gets
+ * the parent posts `{ id, html }` (a version's HTML) or `{ id, files }` (a version's files) and gets
  * `{ id, body }` or `{ id, bodies }` (or `{ id, error }`) back, in order. A file kept as it is comes back without its
  * data (the parent has the bytes). It runs from the build (dist/storage/body-worker.js), also when the service itself
  * runs from sources in the tests. With `document: true` the answer also carries the HTML's text as the search index
@@ -13,7 +13,7 @@ import { encodeBodyBytesSync, encodeFileSync, type FileToEncode, packText, type 
 
 /** What the parent posts. */
 export type EncodeRequest =
-  | { readonly id: number; readonly bytes: Uint8Array; readonly document?: boolean; readonly pack?: boolean }
+  | { readonly id: number; readonly html: string; readonly document?: boolean; readonly pack?: boolean }
   | { readonly id: number; readonly files: readonly FileToEncode[] };
 
 /** A file's stored body as answered: without `data` when it is kept as it is. */
@@ -41,10 +41,9 @@ function encode(request: EncodeRequest): EncodeAnswer {
     });
     return { id: request.id, bodies };
   }
-  const bytes = Buffer.from(request.bytes.buffer, request.bytes.byteOffset, request.bytes.byteLength);
-  const body = encodeBodyBytesSync(bytes);
+  const body = encodeBodyBytesSync(Buffer.from(request.html, 'utf8'));
   if (request.document !== true) return { id: request.id, body };
-  const content = indexedContent(textOfHtml(bytes.toString('utf8')));
+  const content = indexedContent(textOfHtml(request.html));
   return { id: request.id, body, content, ...(request.pack === true ? { packedText: packText(content.text) } : {}) };
 }
 
