@@ -38,9 +38,14 @@ function brandFits(digits: string): boolean {
   return false;
 }
 
-/** Card numbers as printed: 4-4-4-4(-3), Amex 4-6-5, Diners 4-6-4, with one kind of separator; or 13-19 digits bare. */
-const CARD =
-  /(?<![0-9A-Za-z.,_/-])(?:\d{4}([ -])\d{4}\1\d{4}\1\d{4}(?:\1\d{3})?|\d{4}([ -])\d{6}\2\d{4,5}|\d{13,19})(?![0-9A-Za-z_/-]|[.,]\d)/g;
+/**
+ * Card numbers as printed: 4-4-4-4(-3), Amex 4-6-5, Diners 4-6-4, with one kind of separator; or 13-19 digits bare.
+ * Written to begin with a digit, the look behind it made after it, and the four digits every shape begins with taken
+ * once: V8 then tries the pattern only where a digit stands, once (a table of numbers: 184 -> 65 µs per 100 KB;
+ * decision 0043).
+ */
+export const CARD =
+  /\d(?<![0-9A-Za-z.,_/-]\d)\d{3}(?:([ -])\d{4}\1\d{4}\1\d{4}(?:\1\d{3})?|([ -])\d{6}\2\d{4,5}|\d{9,15})(?![0-9A-Za-z_/-]|[.,]\d)/g;
 /** Words that make a bare run of digits a card number when they stand shortly before it. */
 const CARD_WORDS = /(?:card|visa|master ?card|amex|american express|discover|credit|debit|\bcc\b|\bpan\b|payment)/i;
 
@@ -189,9 +194,12 @@ function* emails(text: string): Generator<{ index: number; value: string }> {
   }
 }
 
-/** International (+CC …), North American ((NPA) NXX-XXXX, NPA-NXX-XXXX) phone numbers. */
-const PHONE =
-  /(?<![\w+])(?:\+[1-9]\d{0,2}[ .-]?(?:\(\d{1,4}\)[ .-]?)?\d{1,4}(?:[ .-]?\d{2,4}){2,4}|\(\d{3}\) ?\d{3}-\d{4}|\d{3}[-.]\d{3}[-.]\d{4})(?![\w])/g;
+/**
+ * International (+CC …), North American ((NPA) NXX-XXXX, NPA-NXX-XXXX) phone numbers. Each alternative begins with
+ * its first character and looks behind it from there, as CARD does (102 -> 76 µs per 100 KB).
+ */
+export const PHONE =
+  /(?:\+(?<![\w+]\+)[1-9]\d{0,2}[ .-]?(?:\(\d{1,4}\)[ .-]?)?\d{1,4}(?:[ .-]?\d{2,4}){2,4}|\((?<![\w+]\()\d{3}\) ?\d{3}-\d{4}|\d(?<![\w+]\d)\d{2}[-.]\d{3}[-.]\d{4})(?![\w])/g;
 
 /**
  * One finding for a text listing at least LIST_THRESHOLD distinct values of `pattern` (as `normalize` keys them;

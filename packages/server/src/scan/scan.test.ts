@@ -8,7 +8,7 @@ import { createRandom, personalCases, SECRET_KINDS } from '../../../../bench/sca
 import { newApiToken } from '../domain/ids.js';
 import type { Finding, ScanText } from '../domain/scan.js';
 import { maskExcerpt } from './mask.js';
-import { ibanValid, luhnValid } from './personal-data.js';
+import { CARD, ibanValid, luhnValid, PHONE } from './personal-data.js';
 import { createScanner } from './scanner.js';
 
 const scanner = createScanner();
@@ -146,5 +146,51 @@ describe('rules looked for at a URL, in any case', () => {
       '<a href="HTTPS://HOOKS.SLACK.COM/services/T0A1B2C3D/B0E1F2G3H/Zq8xP2wLr5Kt7Yv9Wn3Mb6Qd">hook</a>',
     );
     expect(findings.map((f) => f.rule)).toContainEqual(expect.stringMatching(/^slack\//));
+  });
+});
+
+describe('the card and phone patterns, written to be tried only where they can begin', () => {
+  // The plain forms they replaced (decision 0043): a look behind first, then the alternatives.
+  const PLAIN_CARD =
+    /(?<![0-9A-Za-z.,_/-])(?:\d{4}([ -])\d{4}\1\d{4}\1\d{4}(?:\1\d{3})?|\d{4}([ -])\d{6}\2\d{4,5}|\d{13,19})(?![0-9A-Za-z_/-]|[.,]\d)/g;
+  const PLAIN_PHONE =
+    /(?<![\w+])(?:\+[1-9]\d{0,2}[ .-]?(?:\(\d{1,4}\)[ .-]?)?\d{1,4}(?:[ .-]?\d{2,4}){2,4}|\(\d{3}\) ?\d{3}-\d{4}|\d{3}[-.]\d{3}[-.]\d{4})(?![\w])/g;
+  const all = (pattern: RegExp, text: string) => [...text.matchAll(pattern)].map((m) => `${m.index}:${m[0]}`);
+
+  it('match exactly where and what the plain forms match, over random runs of digits and separators', () => {
+    const rand = createRandom(3);
+    let matched = 0;
+    const pieces = [
+      '4111',
+      '1111',
+      '5500',
+      '0000',
+      '123456',
+      '4',
+      '12',
+      '999',
+      ' ',
+      '-',
+      '.',
+      ',',
+      '/',
+      '_',
+      '+',
+      '(',
+      ')',
+      '+1',
+      'a',
+      'Z',
+      '\n',
+    ];
+    for (let round = 0; round < 4000; round++) {
+      const count = 1 + Math.floor(rand() * 24);
+      const text = Array.from({ length: count }, () => pieces[Math.floor(rand() * pieces.length)]).join('');
+      expect(all(CARD, text), text).toEqual(all(PLAIN_CARD, text));
+      expect(all(PHONE, text), text).toEqual(all(PLAIN_PHONE, text));
+      if (all(PLAIN_CARD, text).length + all(PLAIN_PHONE, text).length > 0) matched += 1;
+    }
+    // The texts are not all misses: enough of them hold a card's or a phone's shape.
+    expect(matched).toBeGreaterThan(200);
   });
 });
