@@ -115,6 +115,11 @@ function registerDropCollection(app: TypedApp, kit: DropRouteKit): void {
     '/api/drops',
     {
       config: OWNER,
+      // The answer is built field by field (presentDrop, the pagination below), so V8's own JSON.stringify writes
+      // it as the schema would: a list of 25 drops in 36 µs and 29 KB of garbage, against 49 µs and 65 KB through
+      // fast-json-stringify, whose collections set the p99 of the busiest owner endpoint (decision 0043). The
+      // schema still documents the answer (OpenAPI) and the tests check answers against it.
+      serializerCompiler: () => (data) => JSON.stringify(data),
       schema: {
         summary: "List the caller's drops",
         tags: ['drops'],
