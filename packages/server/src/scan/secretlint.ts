@@ -53,6 +53,12 @@ const SKIPPED = new Set([`${RULE_PREFIX}filter-comments`]);
 const each = (firsts: readonly string[], ...rests: ReadonlyArray<readonly string[]>): string[] =>
   rests.reduce<string[]>((heads, rest) => heads.flatMap((head) => rest.map((tail) => head + tail)), [...firsts]);
 
+/** A rule's trigger that literals alone do not decide: given the text and which of the looked-for literals it holds. */
+type Check = (text: string, present: ReadonlySet<string>) => boolean;
+
+/** Slack's tokens as the rule writes them (`xoxb-` and the like, case as written). */
+const SLACK_TOKENS = [...each(['xox'], ['b', 'p', 'a', 'o', 'r'], ['-']), 'xapp-'];
+
 /**
  * What a text must contain for a rule to find anything: literals of which every match of the rule's patterns holds
  * one (read from the preset's source, version 12.0.0), or for the rules whose patterns are URLs, a check at each `://`
@@ -60,13 +66,16 @@ const each = (firsts: readonly string[], ...rests: ReadonlyArray<readonly string
  * documents contain none of these, and the rules they would run for nothing are most of the preset's cost. The
  * accuracy corpus (bench/scan-corpus.mjs) has a case of every gated rule.
  */
-const TRIGGERS: Readonly<Record<string, readonly string[] | ((text: string) => boolean)>> = {
+const TRIGGERS: Readonly<Record<string, readonly string[] | Check>> = {
   '1password': ['ops_ey'],
   anthropic: ['sk-ant-api0'],
   // `(SECRET|secret|Secret)_?(ACCESS|access|Access)_?(KEY|key|Key)`, as the rule writes it.
   aws: each(['SECRET', 'secret', 'Secret'], ['', '_'], ['ACCESS', 'access', 'Access']),
   // `mongodb(+srv)://`, `(jdbc:)mysql(x)://`, `postgres(ql)://`, in any case.
-  'database-connection-string': (text) => anyScheme(text, /(?:mongodb(?:\+srv)?|mysqlx?|postgres(?:ql)?)$/i),
+  'database-connection-string': (text) =>
+    atAnyUrl(text, (at) =>
+      /(?:mongodb(?:\+srv)?|mysqlx?|postgres(?:ql)?)$/i.test(text.slice(Math.max(0, at - 16), at)),
+    ),
   databricks: ['dapi'],
   docker: ['dckr_pat_'],
   figma: ['figd_'],
@@ -83,40 +92,31 @@ const TRIGGERS: Readonly<Record<string, readonly string[] | ((text: string) => b
   privatekey: ['PRIVATE KEY'],
   sendgrid: ['SG.'],
   shopify: each(['shp'], ['pa', 'ca', 'at', 'ss'], ['_']),
-  // Tokens (`xoxb-` and the like, as written), and incoming webhooks: `https://hooks.slack.com/…` in any case.
-  slack: (text) => SLACK_TOKENS(text).size > 0 || anyUrl(text, /^hooks\.slack\.com/i),
+  // Tokens, and incoming webhooks: `https://hooks.slack.com/…` in any case.
+  slack: (text, present) =>
+    SLACK_TOKENS.some((token) => present.has(token)) ||
+    atAnyUrl(text, (at) => /^hooks\.slack\.com/i.test(text.slice(at + 3, at + 64))),
   vercel: each(['vc'], ['p', 'c', 'i', 'a', 'r', 'k'], ['_']),
 };
 
-const SLACK_TOKENS = literalFinder(each(['xox'], ['b', 'p', 'a', 'o', 'r'], ['-']).concat('xapp-'));
-
-/** Whether a scheme matching `scheme` (anchored at its end) stands right before one of the text's `://`. */
-function anyScheme(text: string, scheme: RegExp): boolean {
-  for (let at = text.indexOf('://'); at !== -1; at = text.indexOf('://', at + 3)) {
-    if (scheme.test(text.slice(Math.max(0, at - 16), at))) return true;
-  }
-  return false;
-}
-
-/** Whether what follows one of the text's `://` matches `rest` (anchored at its start). */
-function anyUrl(text: string, rest: RegExp): boolean {
-  for (let at = text.indexOf('://'); at !== -1; at = text.indexOf('://', at + 3)) {
-    if (rest.test(text.slice(at + 3, at + 64))) return true;
-  }
+/** Whether `test` holds at one of the text's `://` (given its offset). */
+function atAnyUrl(text: string, test: (at: number) => boolean): boolean {
+  for (let at = text.indexOf('://'); at !== -1; at = text.indexOf('://', at + 3)) if (test(at)) return true;
   return false;
 }
 
 /** Every literal trigger, looked for in one go (literals.ts). */
-const LITERALS = literalFinder(
-  Object.values(TRIGGERS).flatMap((trigger) => (typeof trigger === 'function' ? [] : trigger)),
-);
+const LITERALS = literalFinder([
+  ...Object.values(TRIGGERS).flatMap((trigger) => (typeof trigger === 'function' ? [] : trigger)),
+  ...SLACK_TOKENS,
+]);
 
 /** The names of the gated rules whose trigger the text holds. */
 function triggered(text: string): Set<string> {
   const names = new Set<string>();
   const present = LITERALS(text);
   for (const [name, trigger] of Object.entries(TRIGGERS)) {
-    const holds = typeof trigger === 'function' ? trigger(text) : trigger.some((literal) => present.has(literal));
+    const holds = typeof trigger === 'function' ? trigger(text, present) : trigger.some((l) => present.has(l));
     if (holds) names.add(name);
   }
   return names;
