@@ -1,9 +1,10 @@
 /** The SQLite dialect's own parts (sqlite.ts) beyond group commit (sqlite-durability.test.ts). */
 import path from 'node:path';
+import SqliteDatabase from 'better-sqlite3';
 import { sql } from 'kysely';
 import { describe, expect, it } from 'vitest';
 import { tempDir } from '../../test/temp.js';
-import { openSqliteFile } from './sqlite.js';
+import { openSqliteFile, withRowBuilder } from './sqlite.js';
 
 describe('the SQLite dialect', () => {
   it('gives its page cache back on request and goes on answering (release-memory.ts)', async () => {
@@ -17,6 +18,37 @@ describe('the SQLite dialect', () => {
       expect(rows[0]?.n).toBe(200);
     } finally {
       await dialect.db.destroy();
+    }
+  });
+
+  it("builds rows in JavaScript that equal better-sqlite3's own, column for column (decision 0044)", () => {
+    const database = new SqliteDatabase(':memory:');
+    try {
+      database.exec(`create table t (id integer primary key, name text, score real, data blob, note text);
+        insert into t values (1, 'a', 1.5, x'00ff', null), (2, 'b"\\', -2.25, null, 'n');`);
+      const queries = [
+        'select * from t order by id',
+        'select id, name, id as name, count(*) over () as "count(*)", json_object(\'k\', name) as "weird ""key""" from t',
+        'select 1 where 0',
+      ];
+      for (const text of queries) {
+        const expected = database.prepare(text).all();
+        const built = withRowBuilder(database.prepare(text));
+        expect(built.all()).toEqual(expected);
+        expect([...built.iterate()]).toEqual(expected);
+        // The same hidden shape as a literal: own, enumerable, in column order.
+        for (const row of built.all() as object[]) expect(Object.keys(row)).toEqual(Object.keys(expected[0] as object));
+      }
+      // A writer that returns rows is a reader; one that does not is handed back as it is.
+      const returning = withRowBuilder(database.prepare('insert into t (name) values (?) returning id, name'));
+      expect(returning.all(['c'])).toEqual([{ id: 3, name: 'c' }]);
+      const plain = database.prepare('delete from t where id = ?');
+      expect(withRowBuilder(plain)).toBe(plain);
+      // `__proto__` would set a literal's prototype: better-sqlite3 builds those rows itself.
+      const proto = database.prepare('select 1 as "__proto__"');
+      expect(withRowBuilder(proto)).toBe(proto);
+    } finally {
+      database.close();
     }
   });
 });
