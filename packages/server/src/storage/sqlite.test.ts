@@ -7,6 +7,34 @@ import { tempDir } from '../../test/temp.js';
 import { openSqliteFile, withRowBuilder } from './sqlite.js';
 
 describe('the SQLite dialect', () => {
+  it('reads the columns a table has now after a migration changed it (kept statements start over)', async () => {
+    const dialect = openSqliteFile(path.join(tempDir(), 'd.sqlite'));
+    try {
+      await sql`create table t (a integer, b text)`.execute(dialect.db);
+      await sql`insert into t values (1, 'x')`.execute(dialect.db);
+      expect(
+        (
+          await dialect.db
+            .selectFrom('t' as never)
+            .selectAll()
+            .execute()
+        )[0],
+      ).toEqual({ a: 1, b: 'x' });
+      await sql`alter table t add column c text default 'new'`.execute(dialect.db);
+      await sql`alter table t rename column a to z`.execute(dialect.db);
+      expect(
+        (
+          await dialect.db
+            .selectFrom('t' as never)
+            .selectAll()
+            .execute()
+        )[0],
+      ).toEqual({ z: 1, b: 'x', c: 'new' });
+    } finally {
+      await dialect.db.destroy();
+    }
+  });
+
   it('gives its page cache back on request and goes on answering (release-memory.ts)', async () => {
     const dialect = openSqliteFile(path.join(tempDir(), 'd.sqlite'));
     try {

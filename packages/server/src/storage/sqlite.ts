@@ -68,15 +68,20 @@ const STATEMENT_CACHE_SIZE = 500;
 /** A statement as Kysely's SQLite driver uses it. */
 type DriverStatement = Pick<SqliteDatabase.Statement, 'reader' | 'all' | 'run' | 'iterate'>;
 
+/** A statement that changes the schema: the statements kept before it may name columns that are no longer there. */
+const SCHEMA_CHANGE = /^\s*(?:create|alter|drop)\b/i;
+
 /**
  * The database as Kysely's SQLite driver sees it, preparing each distinct SQL text once. The driver runs statements
  * with `all` or `run` (never an open iterator: this store streams no query), so reusing one is safe. Bounded: a full
- * cache starts over.
+ * cache starts over, and so does a change of the schema (a migration), since a kept reader builds its rows from the
+ * columns it had when it was prepared (withRowBuilder()).
  */
 function withStatementCache(database: SqliteDatabase.Database) {
   const statements = new Map<string, DriverStatement>();
   return {
     prepare(text: string) {
+      if (SCHEMA_CHANGE.test(text)) statements.clear();
       let statement = statements.get(text);
       if (statement === undefined) {
         if (statements.size >= STATEMENT_CACHE_SIZE) statements.clear();
