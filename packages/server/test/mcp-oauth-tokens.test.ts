@@ -11,6 +11,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import type { OAuthClientInformationMixed, OAuthTokens } from '@modelcontextprotocol/sdk/shared/auth.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { REFRESH_REUSE_GRACE_MS } from '../src/domain/oauth-tokens.js';
 import { createTestClock, type Harness } from './helpers.js';
 import { approveOAuthAsHuman } from './human.js';
 import { serveOnLoopback } from './served.js';
@@ -38,6 +39,7 @@ function sdkClient(name: string) {
   let tokens: OAuthTokens | undefined;
   let verifier = '';
   let code = '';
+  let approvals = 0;
   const provider: OAuthClientProvider = {
     get redirectUrl() {
       return REDIRECT;
@@ -60,6 +62,7 @@ function sdkClient(name: string) {
       tokens = saved;
     },
     async redirectToAuthorization(url) {
+      approvals += 1;
       code = (await approveOAuthAsHuman(url.href, 'alice')).searchParams.get('code') ?? '';
     },
     saveCodeVerifier: (saved) => {
@@ -80,6 +83,8 @@ function sdkClient(name: string) {
     },
     /** The code the human's approval sent back last. */
     code: () => code,
+    /** How many times the client sent its human to approve it. */
+    approvals: () => approvals,
     /** Signs in from scratch (or again): discovery, registration once, the human's approval, the exchange. */
     async signIn() {
       tokens = undefined;
@@ -185,12 +190,37 @@ describe('a refresh token', () => {
     expect(await me(first.access_token)).toBe(401);
     expect(await me(next.access)).toBe(200);
 
+    // Past the few seconds in which a second use is the same client's parallel renewal (the next test).
+    clock.advance(REFRESH_REUSE_GRACE_MS);
     const replayed = await refresh(agent.clientId(), first.refresh_token ?? '');
     expect(replayed.status).toBe(400);
     expect(replayed.json.error).toBe('invalid_grant');
     // Someone used a spent refresh token: the whole grant is revoked, the legitimate holder's new pair included.
     expect(await me(next.access)).toBe(401);
     expect((await refresh(agent.clientId(), next.refresh)).json.error).toBe('invalid_grant');
+  });
+
+  it('presented again at once by its client (parallel requests after the hour) renews again; the grant lives', async () => {
+    const agent = sdkClient('Parallel Agent');
+    await agent.signIn();
+    const approvals = agent.approvals();
+    const { mcp } = await connect(agent);
+    await listDrops(mcp);
+    clock.advance(HOUR + 1000);
+    // Four tool calls at once: each is refused, and the SDK renews once per refused request with the one refresh
+    // token it holds. Each renewal gets a pair, none ends the grant, no human is asked.
+    await Promise.all([listDrops(mcp), listDrops(mcp), listDrops(mcp), listDrops(mcp)]);
+    expect(agent.approvals()).toBe(approvals);
+    expect(await me(agent.tokens().access_token)).toBe(200);
+    await listDrops(mcp);
+    // The next renewal leaves one live token for the client again.
+    clock.advance(HOUR + 1000);
+    await listDrops(mcp);
+    const mine = (await tokensOf(agent.tokens().access_token)).filter(
+      (t) => t.oauth_client?.id === agent.clientId() && t.expires_at !== null && t.expires_at > clock.now(),
+    );
+    expect(mine).toHaveLength(1);
+    await mcp.close();
   });
 
   it('is refused to another client, and after it expired (30 days after its issue)', async () => {

@@ -2,8 +2,9 @@
  * The tokens an OAuth client holds (docs/api.md, "Remote MCP and OAuth";
  * docs/decisions/0030-expiring-oauth-tokens-with-rotating-refresh.md): an `hd_` access token that works for an hour
  * and a refresh token that renews it once (OAuth 2.1 section 4.3: rotation), each renewal issuing the next pair, for
- * 30 days after the last one. A spent refresh token presented again ends the grant; one live token per client and
- * account. Both are stored as SHA-256 hashes only. Device-flow and operator tokens are not these: they do not
+ * 30 days after the last one. A spent refresh token presented again ends the grant, unless its client presents it
+ * within seconds of the renewal that spent it while that renewal's pair still lives (parallel requests after an
+ * expiry: REFRESH_REUSE_GRACE_MS); one live token per client and account. Both are stored as SHA-256 hashes only. Device-flow and operator tokens are not these: they do not
  * expire (domain/accounts.ts).
  */
 import type { Clock } from './clock.js';
@@ -15,6 +16,12 @@ import type { NewOAuthToken } from './types.js';
 export const ACCESS_TOKEN_TTL_MS = 3_600_000;
 /** How long a refresh token may wait for its one use; each renewal starts a new 30 days (sliding). */
 export const REFRESH_TOKEN_TTL_MS = 30 * 24 * 3_600_000;
+/**
+ * A spent refresh token presented again by its own client this soon after the renewal that spent it, while the pair
+ * that renewal issued still lives, is a parallel renewal, not a theft: an MCP client whose several requests are
+ * refused at once after the hour renews once per request (docs/decisions/0045-a-parallel-renewal-is-not-a-reuse.md).
+ */
+export const REFRESH_REUSE_GRACE_MS = 30_000;
 /** A token row is deleted this long after its refresh token expired (it can then neither work nor be renewed). */
 export const TOKEN_RETENTION_MS = 24 * 3_600_000;
 /** Refresh tokens: `hdr_` and 43 base62 characters (256 bits); never accepted as a bearer token. */
@@ -69,12 +76,19 @@ export function newTokenPair(deps: Pick<OAuthTokenDeps, 'random'>, now: number) 
 
 /**
  * Exchanges a refresh token of `clientId` for the next pair (RFC 6749 section 6), spending it: the token it came
- * with stops working, and a second use of it ends the grant (OAuth 2.1 section 4.3.1). Refusals are invalid_grant.
+ * with stops working, and a second use of it ends the grant (OAuth 2.1 section 4.3.1), unless it is the same
+ * client's parallel renewal (REFRESH_REUSE_GRACE_MS). Refusals are invalid_grant.
  */
 export async function refreshTokens(deps: OAuthTokenDeps, clientId: string, refreshToken: string) {
   const now = deps.clock.now();
   const { issued, stored } = newTokenPair(deps, now);
-  const outcome = await deps.store.refreshOAuthToken(sha256Hex(refreshToken), clientId, stored, now);
+  const outcome = await deps.store.refreshOAuthToken(
+    sha256Hex(refreshToken),
+    clientId,
+    stored,
+    now,
+    REFRESH_REUSE_GRACE_MS,
+  );
   if (outcome.kind === 'issued') return issued;
   const why = {
     reused: 'the refresh token was already used: the grant is revoked, sign in again',

@@ -499,11 +499,18 @@ export interface OAuthStore {
   /**
    * The one-time exchange of a refresh token of `clientId` (by its hash), in one transaction: its row is revoked (the
    * access token with it), any other live token of the client for the account too, and `token` is stored as the
-   * successor in the same grant, with the row's label. A refresh token already spent or revoked (also by a concurrent
-   * exchange) ends its grant: every live token of the family is revoked, and the answer is `reused`. Exactly one of
-   * many concurrent callers gets `issued`.
+   * successor in the same grant, with the row's label. A refresh token spent by a renewal at most `graceMs` before
+   * `now`, whose grant still has a token issued by that renewal alive, is a parallel renewal: `token` is stored in the
+   * same grant as well and nothing is revoked (`issued`). Any other refresh token already spent or revoked ends its
+   * grant: every live token of the family is revoked, and the answer is `reused`.
    */
-  refreshOAuthToken(refreshHash: string, clientId: string, token: NewOAuthToken, now: number): Promise<TokenRefresh>;
+  refreshOAuthToken(
+    refreshHash: string,
+    clientId: string,
+    token: NewOAuthToken,
+    now: number,
+    graceMs: number,
+  ): Promise<TokenRefresh>;
   /**
    * RFC 7009: revokes the live token whose access or refresh token has this hash, with its grant, when it was issued
    * to `clientId` (`revoked`); `unknown` when no live token has it; `foreign` when it belongs to another client or is

@@ -393,7 +393,7 @@ for (const dialect of DIALECTS) {
       expect(await store.findOAuthClient(clientId)).toBeDefined();
     });
 
-    it('rotates a refresh token once among concurrent exchanges; the losers end the grant; revocation; purge', async () => {
+    it('rotates a refresh token once among concurrent exchanges; the losers end the grant, or renew within a grace; revocation; purge', async () => {
       const clientId = `hdc_rot_${dialect}`;
       await store.registerOAuthClient({ id: clientId, name: 'Rot', redirectUris: [], metadata: {}, createdAt: T0 });
       const pair = (name: string, at: number) => ({
@@ -421,10 +421,11 @@ for (const dialect of DIALECTS) {
         renewableUntil: T0 + 86_400_000,
       });
 
-      // One of eight concurrent exchanges of one refresh token wins; the others are reuses, which end the grant.
+      // Without a grace period, one of eight concurrent exchanges of one refresh token wins; the others are
+      // reuses, which end the grant.
       const outcomes = await Promise.all(
         Array.from({ length: 8 }, (_, i) =>
-          store.refreshOAuthToken(`rh-ra-${dialect}`, clientId, pair(`rb${i}`, T0 + 1), T0 + 1),
+          store.refreshOAuthToken(`rh-ra-${dialect}`, clientId, pair(`rb${i}`, T0 + 1), T0 + 1, 0),
         ),
       );
       expect(outcomes.filter((o) => o.kind === 'issued')).toHaveLength(1);
@@ -437,17 +438,19 @@ for (const dialect of DIALECTS) {
 
       // A clean rotation: the old row is spent, the successor keeps the label and the grant.
       await grant('rc');
-      expect(await store.refreshOAuthToken(`rh-rc-${dialect}`, clientId, pair('rd', T0 + 2), T0 + 2)).toEqual({
+      expect(await store.refreshOAuthToken(`rh-rc-${dialect}`, clientId, pair('rd', T0 + 2), T0 + 2, 0)).toEqual({
         kind: 'issued',
         accountId: account.id,
       });
       expect(await store.findActiveToken(`ah-rc-${dialect}`)).toBeUndefined();
       expect((await store.findActiveToken(`ah-rd-${dialect}`))?.token.label).toBe('Rot');
-      expect(await store.refreshOAuthToken('rh-unknown', clientId, pair('re', T0), T0)).toEqual({ kind: 'invalid' });
-      expect(await store.refreshOAuthToken(`rh-rd-${dialect}`, 'hdc_other', pair('re', T0), T0)).toEqual({
+      expect(await store.refreshOAuthToken('rh-unknown', clientId, pair('re', T0), T0, 0)).toEqual({
         kind: 'invalid',
       });
-      expect(await store.refreshOAuthToken(`rh-rd-${dialect}`, clientId, pair('re', T0), T0 + 86_400_002)).toEqual({
+      expect(await store.refreshOAuthToken(`rh-rd-${dialect}`, 'hdc_other', pair('re', T0), T0, 0)).toEqual({
+        kind: 'invalid',
+      });
+      expect(await store.refreshOAuthToken(`rh-rd-${dialect}`, clientId, pair('re', T0), T0 + 86_400_002, 0)).toEqual({
         kind: 'expired',
       });
 
@@ -457,6 +460,30 @@ for (const dialect of DIALECTS) {
       expect(await store.findActiveToken(`ah-rd-${dialect}`)).toBeUndefined();
       expect(await store.revokeOAuthToken(`ah-rd-${dialect}`, clientId, T0 + 3)).toBe('unknown');
 
+      // With a grace period, concurrent exchanges are parallel renewals: every one gets a live pair of the grant.
+      await grant('rh');
+      const parallel = await Promise.all(
+        Array.from({ length: 4 }, (_, i) =>
+          store.refreshOAuthToken(`rh-rh-${dialect}`, clientId, pair(`ri${i}`, T0 + 10), T0 + 10, 1000),
+        ),
+      );
+      expect(parallel.map((o) => o.kind)).toEqual(['issued', 'issued', 'issued', 'issued']);
+      for (let i = 0; i < 4; i++) expect(await store.findActiveToken(`ah-ri${i}-${dialect}`)).toBeDefined();
+      // Past the grace, the spent token is a reuse again: the grant ends, the parallel pairs with it.
+      expect(
+        await store.refreshOAuthToken(`rh-rh-${dialect}`, clientId, pair('rj', T0 + 1011), T0 + 1011, 1000),
+      ).toEqual({ kind: 'reused' });
+      for (let i = 0; i < 4; i++) expect(await store.findActiveToken(`ah-ri${i}-${dialect}`)).toBeUndefined();
+      expect(await store.findActiveToken(`ah-rj-${dialect}`)).toBeUndefined();
+      // Within the grace, but the grant was revoked meanwhile (here by RFC 7009): it stays ended.
+      await grant('rk');
+      await store.refreshOAuthToken(`rh-rk-${dialect}`, clientId, pair('rl', T0 + 20), T0 + 20, 1000);
+      expect(await store.revokeOAuthToken(`rh-rl-${dialect}`, clientId, T0 + 21)).toBe('revoked');
+      expect(await store.refreshOAuthToken(`rh-rk-${dialect}`, clientId, pair('rm', T0 + 22), T0 + 22, 1000)).toEqual({
+        kind: 'reused',
+      });
+      expect(await store.findActiveToken(`ah-rm-${dialect}`)).toBeUndefined();
+
       // A new grant of the same client and account revokes the one before.
       await grant('rf');
       await grant('rg');
@@ -464,7 +491,7 @@ for (const dialect of DIALECTS) {
       expect(await store.findActiveToken(`ah-rg-${dialect}`)).toBeDefined();
 
       // Rows whose refresh token expired before the cutoff are deleted, with their spent hashes.
-      await store.purgeOAuth({ codesBefore: T0, unusedClientsBefore: T0, tokensBefore: T0 + 86_400_000 + 3 });
+      await store.purgeOAuth({ codesBefore: T0, unusedClientsBefore: T0, tokensBefore: T0 + 86_400_000 + 2000 });
       const rows = await raw.selectFrom('tokens').select('id').where('oauth_client_id', '=', clientId).execute();
       expect(rows).toEqual([]);
     });

@@ -180,22 +180,56 @@ function redeemOAuthCode(db: Kysely<Database>): Store['redeemOAuthCode'] {
     });
 }
 
+/**
+ * Whether a refresh token spent at `spentAt` is being presented again by a parallel renewal (decision 0045): within
+ * less than `graceMs` after its spending, and its grant still holds a live token issued by that renewal or after it (a grant
+ * revoked since, by its human, RFC 7009, a new sign-in or a reuse, holds none, and stays ended).
+ */
+async function parallelRenewal(
+  trx: Transaction<Database>,
+  family: string,
+  spentAt: number | null,
+  now: number,
+  graceMs: number,
+): Promise<boolean> {
+  if (spentAt === null || now - spentAt >= graceMs) return false;
+  const live = await trx
+    .selectFrom('tokens')
+    .select('id')
+    .where('family_id', '=', family)
+    .where('revoked_at', 'is', null)
+    .where('created_at', '>=', spentAt)
+    .executeTakeFirst();
+  return live !== undefined;
+}
+
 function refreshOAuthToken(db: Kysely<Database>): Store['refreshOAuthToken'] {
-  return (refreshHash, clientId, token, now) =>
+  return (refreshHash, clientId, token, now, graceMs) =>
     inTransaction<TokenRefresh, never>(db, async (trx) => {
-      const row = await trx
-        .selectFrom('tokens')
-        .select(['id', 'account_id', 'label', 'revoked_at', 'refresh_expires_at', 'family_id'])
-        .where('refresh_hash', '=', refreshHash)
-        .where('oauth_client_id', '=', clientId)
-        .executeTakeFirst();
+      const find = () =>
+        trx
+          .selectFrom('tokens')
+          .select(['id', 'account_id', 'label', 'revoked_at', 'refresh_expires_at', 'family_id'])
+          .where('refresh_hash', '=', refreshHash)
+          .where('oauth_client_id', '=', clientId)
+          .executeTakeFirst();
+      const row = await find();
       if (row === undefined) return { kind: 'invalid' };
       const family = row.family_id ?? row.id;
-      if (row.revoked_at !== null) {
+      const owner = { accountId: row.account_id, clientId, label: row.label, familyId: family, now };
+      /** A second use: a parallel renewal gets its own pair in the grant, revoking nothing; any other ends it. */
+      const spentAlready = async (spentAt: number | null): Promise<TokenRefresh> => {
+        if (await parallelRenewal(trx, family, spentAt, now, graceMs)) {
+          await insertOAuthToken(trx, token, owner);
+          return { kind: 'issued', accountId: row.account_id };
+        }
         await revokeGrant(trx, family, now);
         return { kind: 'reused' };
+      };
+      if (row.refresh_expires_at === null || Number(row.refresh_expires_at) <= now) {
+        return row.revoked_at === null ? { kind: 'expired' } : spentAlready(null);
       }
-      if (row.refresh_expires_at === null || Number(row.refresh_expires_at) <= now) return { kind: 'expired' };
+      if (row.revoked_at !== null) return spentAlready(Number(row.revoked_at));
       const spent = await trx
         .updateTable('tokens')
         .set({ revoked_at: now })
@@ -203,12 +237,11 @@ function refreshOAuthToken(db: Kysely<Database>): Store['refreshOAuthToken'] {
         .where('revoked_at', 'is', null)
         .executeTakeFirst();
       if (spent.numUpdatedRows === 0n) {
-        // A concurrent exchange spent it first: a second use of one refresh token, as any reuse.
-        await revokeGrant(trx, family, now);
-        return { kind: 'reused' };
+        // A concurrent exchange spent it first: a second use of one refresh token, as above.
+        const again = await find();
+        return spentAlready(again?.revoked_at == null ? null : Number(again.revoked_at));
       }
       await revokeClientTokens(trx, row.account_id, clientId, now);
-      const owner = { accountId: row.account_id, clientId, label: row.label, familyId: family, now };
       await insertOAuthToken(trx, token, owner);
       return { kind: 'issued', accountId: row.account_id };
     });
