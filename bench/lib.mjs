@@ -384,12 +384,14 @@ function processTicks(pid, withReaped = false) {
 }
 
 /**
- * CPU ticks of a process and all its descendants still alive (e.g. nginx master + worker).
+ * CPU ticks of a process and all its descendants (e.g. nginx master + worker), those that ended and were waited for
+ * included: each process's own and its reaped children's, so the sum never goes back when a child exits (a
+ * screenshot browser's renderer, for one).
  * @param {number} pid
  * @returns {number | null}
  */
 export function treeTicks(pid) {
-  const own = processTicks(pid);
+  const own = processTicks(pid, true);
   if (own === null) return null;
   let total = own;
   try {

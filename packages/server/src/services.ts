@@ -80,7 +80,7 @@ export interface ServiceOptions {
   /** How often the delivery worker looks for due deliveries; every second by default. */
   readonly webhookPollMs?: number;
   /** The screenshot queue's bounds (tests shrink them); serve/screenshots.ts's defaults otherwise. */
-  readonly screenshots?: Pick<ScreenshotOptions, 'timeoutMs' | 'maxPending' | 'idleMs'>;
+  readonly screenshots?: Pick<ScreenshotOptions, 'timeoutMs' | 'maxPending' | 'idleMs' | 'quietMs' | 'maxDeferMs'>;
 }
 
 /** Where the service layer reports what no request answers for (the app's logger). */

@@ -133,6 +133,10 @@ describe('a site embeds a drop through oEmbed', () => {
   });
 });
 
+/** The screenshot queue's quiet moment and its longest deferral in this suite (1 s and 30 s in the service). */
+const QUIET_MS = 1000;
+const MAX_DEFER_MS = 4000;
+
 describe('screenshots with HTMLDROP_CHROMIUM', () => {
   let shots: Harness;
   let shotsToken: string;
@@ -151,7 +155,7 @@ describe('screenshots with HTMLDROP_CHROMIUM', () => {
     const port = await freePort();
     shots = await createHarness({
       env: { HTMLDROP_CHROMIUM: CHROMIUM, HTMLDROP_BASE_URL: `http://127.0.0.1:${port}` },
-      screenshots: { timeoutMs: 4000, idleMs: 60_000 },
+      screenshots: { timeoutMs: 4000, idleMs: 60_000, quietMs: QUIET_MS, maxDeferMs: MAX_DEFER_MS },
       limits: { maxWritesPerMinute: 10_000, maxWritesPerDay: 10_000 },
     });
     await shots.app.listen({ port, host: '127.0.0.1' });
@@ -252,6 +256,45 @@ describe('screenshots with HTMLDROP_CHROMIUM', () => {
     expect(v2.kind).toBe('screenshot');
     expect(pixelAt(decodePng(v2.bytes), 600, 500)).toEqual([0x19, 0x82, 0xc4]);
   });
+
+  it('starts no job while screenshots are still being asked for, then renders them all', async () => {
+    const started = queue().stats.started;
+    const made = queue().stats.made;
+    const slugs: string[] = [];
+    for (const colour of ['#264653', '#2a9d8f', '#e9c46a']) {
+      slugs.push((await publishTo({ title: colour, html: colourPage(colour, colour) })).slug);
+    }
+    // A burst goes on (every 50 ms, well inside the quiet moment) for about as long as the quiet moment twice over.
+    const burstEnds = Date.now() + 2 * QUIET_MS;
+    while (Date.now() < burstEnds) {
+      queue().request(slugs[Date.now() % slugs.length] as string, undefined);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    expect(queue().stats.started).toBe(started);
+    await queue().idle();
+    expect(queue().stats.made - made).toBeGreaterThanOrEqual(slugs.length);
+    for (const slug of slugs) expect((await previewOf(`/p/${slug}/preview.png`)).kind).toBe('screenshot');
+  });
+
+  it('renders while the screenshots asked for go on without pause, once the oldest has waited its longest', async () => {
+    const started = queue().stats.started;
+    const { slug } = await publishTo({ title: 'Steady', html: colourPage('#f4a261', 'Steady') });
+    const asked = Date.now();
+    // A version a tenth of a second, without end: the newest renders once the first has waited MAX_DEFER_MS.
+    let version = 1;
+    while (queue().stats.started === started && Date.now() - asked < MAX_DEFER_MS + 5000) {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      version += 1;
+      const reply = await shots.call('PUT', `/api/drops/${slug}`, {
+        token: shotsToken,
+        body: { html: colourPage('#f4a261', `v${version}`) },
+      });
+      expect(reply.status, reply.text).toBe(200);
+    }
+    expect(queue().stats.started).toBeGreaterThan(started);
+    expect(Date.now() - asked).toBeGreaterThanOrEqual(MAX_DEFER_MS - 500);
+    await queue().idle();
+  }, 30_000);
 
   it('renders a drop with its files, from its own folder', async () => {
     const html = '<!doctype html><link rel="stylesheet" href="style.css"><body><p>styled</p></body>';
@@ -368,9 +411,11 @@ describe('screenshots with HTMLDROP_CHROMIUM', () => {
   }, 60_000);
 
   it('closes with the service at once, even while a page hangs, and takes no job after', async () => {
+    const begun = queue().stats.started;
     await publishTo({ title: 'Hangs', html: '<!doctype html><body><script>for (;;) {}</script></body>' });
     // The job has started (its browser runs) when the queue is closed.
-    await expect.poll(() => queue().browserRunning(), { timeout: 10_000, interval: 20 }).toBe(true);
+    await expect.poll(() => queue().stats.started, { timeout: 10_000, interval: 20 }).toBeGreaterThan(begun);
+    expect(queue().browserRunning()).toBe(true);
     const started = Date.now();
     await queue().close();
     expect(Date.now() - started).toBeLessThan(3000);

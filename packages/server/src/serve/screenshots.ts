@@ -5,6 +5,9 @@
  * - off the request path: a write or a preview request only asks (`request()` returns at once); one job runs at a
  *   time, from a bounded queue (a request past it is dropped: the next preview request asks again); a version still
  *   waiting when a newer one of the same drop is asked for is dropped too (a burst of writes renders once);
+ * - after the writes: a job starts once no screenshot has been asked for during `quietMs` (1 s), or once the oldest
+ *   waiting job has waited `maxDeferMs` (30 s), so a burst of creates is not slowed by the browser (the write
+ *   benchmark's ratio holds with a browser configured) and a steady stream of writes still gets its screenshots;
  * - one browser, started for the first pending job, reused, closed after a while without work (never running when
  *   nothing is pending), and replaced when it misbehaves (a job past its time bound, a crash) or after many jobs;
  *   on Linux its every process and thread at a lower CPU priority than the service (process-priority.ts);
@@ -42,6 +45,10 @@ export interface ScreenshotOptions {
   readonly maxPending?: number;
   /** The browser is closed after this long without a job (30 s). */
   readonly idleMs?: number;
+  /** A job starts only after this long without a new request (1 s): a burst of writes first. */
+  readonly quietMs?: number;
+  /** ...or once the oldest waiting job has waited this long (30 s), however the writes go on. */
+  readonly maxDeferMs?: number;
 }
 
 export interface ScreenshotLog {
@@ -52,6 +59,8 @@ export interface ScreenshotLog {
 export interface ScreenshotStats {
   /** Browsers started. */
   launches: number;
+  /** Jobs begun: a version handed to the browser to render. */
+  started: number;
   /** Screenshots stored. */
   made: number;
   /** Jobs that failed or ran out of time (the version keeps its title card). */
@@ -141,6 +150,8 @@ function fulfilment(answer: RawAnswer): { status: number; headers: Record<string
 interface Job {
   readonly slug: string;
   readonly version: number | undefined;
+  /** When it was asked for (`performance.now()`). */
+  readonly asked: number;
 }
 
 export function createScreenshots(options: ScreenshotOptions): Screenshots {
@@ -148,7 +159,9 @@ export function createScreenshots(options: ScreenshotOptions): Screenshots {
   const timeoutMs = options.timeoutMs ?? 10_000;
   const maxPending = options.maxPending ?? 64;
   const idleMs = options.idleMs ?? 30_000;
-  const stats: ScreenshotStats = { launches: 0, made: 0, failed: 0, dropped: 0, superseded: 0 };
+  const quietMs = options.quietMs ?? 1000;
+  const maxDeferMs = options.maxDeferMs ?? 30_000;
+  const stats: ScreenshotStats = { launches: 0, started: 0, made: 0, failed: 0, dropped: 0, superseded: 0 };
   const pending = new Map<string, Job>();
   const tried = new Set<string>();
   let running: Promise<void> | undefined;
@@ -158,6 +171,10 @@ export function createScreenshots(options: ScreenshotOptions): Screenshots {
   let browserPid: number | undefined;
   let idleTimer: NodeJS.Timeout | undefined;
   let closed = false;
+  /** When the last screenshot was asked for (`performance.now()`). */
+  let lastAsked = Number.NEGATIVE_INFINITY;
+  /** The wait for a quiet moment, ended early by close(). */
+  let deferred: { timer: NodeJS.Timeout; wake: () => void } | undefined;
 
   const remember = (key: string) => {
     tried.add(key);
@@ -303,6 +320,7 @@ export function createScreenshots(options: ScreenshotOptions): Screenshots {
     if (tried.has(key)) return;
     remember(key);
     if ((await store.findPreview(slug, version)) !== undefined) return;
+    stats.started += 1;
     try {
       const png = await render(slug, drop.contentLabel, version);
       if (await store.keepPreview(slug, version, png, clock.now())) stats.made += 1;
@@ -313,9 +331,31 @@ export function createScreenshots(options: ScreenshotOptions): Screenshots {
     if (jobsOnBrowser >= JOBS_PER_BROWSER) await stopBrowser();
   }
 
+  /**
+   * Resolves when the next job may start: nothing has been asked for during `quietMs`, or the oldest waiting job has
+   * waited `maxDeferMs`; at once when nothing waits or the queue closed.
+   */
+  async function untilQuiet(): Promise<void> {
+    for (;;) {
+      if (pending.size === 0 || closed) return;
+      let oldest = Number.POSITIVE_INFINITY;
+      for (const job of pending.values()) oldest = Math.min(oldest, job.asked);
+      const wait = Math.min(lastAsked + quietMs, oldest + maxDeferMs) - performance.now();
+      if (wait <= 0) return;
+      await new Promise<void>((wake) => {
+        deferred = { timer: setTimeout(wake, Math.ceil(wait)), wake };
+      });
+      deferred = undefined;
+    }
+  }
+
   async function drain(): Promise<void> {
     clearTimeout(idleTimer);
-    for (let next = pending.entries().next(); !next.done && !closed; next = pending.entries().next()) {
+    for (;;) {
+      // Before every job, not only the first: a burst that begins while the queue runs pauses it after its job.
+      await untilQuiet();
+      const next = pending.entries().next();
+      if (next.done || closed) break;
       const [key, job] = next.value;
       pending.delete(key);
       await runJob(job).catch((error: unknown) => {
@@ -334,15 +374,20 @@ export function createScreenshots(options: ScreenshotOptions): Screenshots {
     stats,
     request(slug, version) {
       if (closed) return;
+      const now = performance.now();
+      lastAsked = now;
       const key = `${slug}@${version ?? 'latest'}`;
       if (version !== undefined && tried.has(key)) return;
+      let asked = now;
       if (version !== undefined) {
         // A burst of versions (an agent publishing again and again) is rendered once, at its newest: an older
-        // version still waiting is dropped. Its preview shows the card until someone asks for it again.
+        // version still waiting is dropped. Its preview shows the card until someone asks for it again. The newest
+        // waits from when the first of them was asked for, so a drop written without pause still gets its image.
         for (const [waiting, job] of pending) {
           if (job.slug === slug && job.version !== undefined && job.version < version) {
             pending.delete(waiting);
             stats.superseded += 1;
+            asked = Math.min(asked, job.asked);
           }
         }
       }
@@ -351,7 +396,7 @@ export function createScreenshots(options: ScreenshotOptions): Screenshots {
           stats.dropped += 1;
           return;
         }
-        pending.set(key, { slug, version });
+        pending.set(key, { slug, version, asked });
       }
       // After the current request's answer: the job never adds to a write's latency.
       running ??= new Promise<void>((resolve) => setImmediate(resolve)).then(drain);
@@ -365,6 +410,10 @@ export function createScreenshots(options: ScreenshotOptions): Screenshots {
       closed = true;
       pending.clear();
       clearTimeout(idleTimer);
+      if (deferred !== undefined) {
+        clearTimeout(deferred.timer);
+        deferred.wake();
+      }
       // The browser first: a job still running then fails at once instead of holding the shutdown for its bound.
       await stopBrowser();
       await running;
