@@ -181,9 +181,9 @@ function redeemOAuthCode(db: Kysely<Database>): Store['redeemOAuthCode'] {
 }
 
 /**
- * Whether a refresh token spent at `spentAt` is being presented again by a parallel renewal (decision 0045): within
- * less than `graceMs` after its spending, and its grant still holds a live token issued by that renewal or after it (a grant
- * revoked since, by its human, RFC 7009, a new sign-in or a reuse, holds none, and stays ended).
+ * Whether a refresh token spent at `spentAt` is being presented again by a parallel renewal (decision 0045): less
+ * than `graceMs` after it was spent, while its grant still holds a live token issued by that renewal or after it (a
+ * grant revoked since, by its human, RFC 7009, a new sign-in or a reuse, holds none, and stays ended).
  */
 async function parallelRenewal(
   trx: Transaction<Database>,
