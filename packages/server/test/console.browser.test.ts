@@ -461,7 +461,9 @@ describe('what another page cannot do to the console', () => {
   });
 });
 
-describe('accessibility and looks', () => {
+// Each of these drives pages in three modes (desktop, phone, dark) with screenshots or axe: 20-28 s alone, and over
+// the default 30 s when another suite shares the two cores (as npm test runs two files at a time).
+describe('accessibility and looks', { timeout: 90_000 }, () => {
   let state: Awaited<ReturnType<BrowserContext['storageState']>>;
   let empty: typeof state;
   let locked: string;
