@@ -322,7 +322,7 @@ describe('delivering', () => {
     });
     expect(byType.get('access.refused')?.data).toEqual({ slug: drop.slug, reason: 'wrong_passcode' });
     expect(byType.get('drop.viewed')?.data).toEqual({ slug: drop.slug, views: 2, view_count: 2 });
-    expect(byType.get('drop.deleted')?.data).toEqual({ slug: drop.slug });
+    expect(byType.get('drop.deleted')?.data).toEqual({ slug: drop.slug, reason: 'owner' });
     expect(Date.parse(byType.get('drop.created')?.timestamp ?? '')).toBeGreaterThan(0);
     // A tampered body fails the same verifier.
     const first = receiver.received[0];
@@ -349,6 +349,26 @@ describe('delivering', () => {
       who_kind: 'anonymous',
       who_name: null,
     });
+  });
+
+  it('tells drop.deleted with reason "expired" once for a drop the purge deletes, however many instances purge', async () => {
+    const [a, b] = [cluster.at(0), cluster.at(1)];
+    const made = await call(a, 'POST', '/api/webhooks', ann, { url: receiver.url, events: ['drop.deleted'] });
+    expect(made.status).toBe(201);
+    const expires = Date.now() + 120_000;
+    const drop = (await call(a, 'POST', '/api/drops', ann, { title: 'Brief', html: page('x'), expires_at: expires }))
+      .json;
+    const kept = (await call(a, 'POST', '/api/drops', ann, { title: 'Kept', html: page('y') })).json;
+    // Past its expiry without waiting for it: the row says so, as the clock will.
+    await a.store.updateDrop(drop.slug, { expiresAt: Date.now() - 1 }, Date.now());
+    const purged = await Promise.all([a.services.purge(), b.services.purge()]);
+    expect(purged[0] + purged[1]).toBe(1);
+    await receiver.until((all) => all.length >= 1);
+    await new Promise<void>((resolve) => setTimeout(resolve, 300));
+    expect(receiver.received.map((r) => JSON.parse(r.body))).toEqual([
+      { type: 'drop.deleted', timestamp: expect.any(String), data: { slug: drop.slug, reason: 'expired' } },
+    ]);
+    expect((await call(a, 'GET', `/api/drops/${kept.slug}`, ann)).status).toBe(200);
   });
 
   it('keeps retrying while the receiver is down, with the same webhook-id, and every event arrives', async () => {

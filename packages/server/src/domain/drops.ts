@@ -372,7 +372,7 @@ export async function deleteDrop(deps: DropDeps, accountId: string, slug: string
   if (isConflict(deleted)) throw conflict(deleted);
   if (!deleted) throw gone(slug);
   await deps.listener.dropChanged(slug);
-  await deps.events?.emit({ type: 'drop.deleted', accountId, slug, data: {}, at: deps.clock.now() });
+  await deps.events?.emit({ type: 'drop.deleted', accountId, slug, data: { reason: 'owner' }, at: deps.clock.now() });
 }
 
 /** The versions of the caller's drop, newest first, each with its files (by version number; none: no entry). */

@@ -6,6 +6,7 @@
 import { ApiError } from '../errors.js';
 import type { Clock } from './clock.js';
 import type { DropChangeListener } from './drops.js';
+import type { EventSink } from './events.js';
 import type { DropStore } from './store.js';
 
 /** The earliest expiry accepted, from now: time for the client to read its answer and share the link. */
@@ -33,6 +34,8 @@ export interface PurgeDeps {
   readonly store: DropStore;
   readonly clock: Clock;
   readonly listener: DropChangeListener;
+  /** The owner's webhooks hear `drop.deleted` (reason `expired`) for each drop the purge deletes. */
+  readonly events?: EventSink;
 }
 
 /** Drops deleted per round; a backlog is worked off round after round. */
@@ -40,19 +43,22 @@ const PURGE_BATCH = 200;
 
 /**
  * Deletes the drops expired at the clock's now, in batches, each in its own transaction (the drop, its versions and
- * the account's quota slot together). Several instances purging at once delete each drop once: the second delete of
- * a slug finds nothing. Returns how many this call deleted.
+ * the account's quota slot together), and tells each deletion as `drop.deleted` with `reason: "expired"` (docs/api.md,
+ * "Webhooks"). Several instances purging at once delete each drop once, and so tell it once: the second delete of a
+ * slug finds nothing. Returns how many this call deleted.
  */
 export async function purgeExpiredDrops(deps: PurgeDeps): Promise<number> {
   let deleted = 0;
   for (;;) {
-    const slugs = await deps.store.listExpiredDrops(deps.clock.now(), PURGE_BATCH);
-    for (const slug of slugs) {
+    const expired = await deps.store.listExpiredDrops(deps.clock.now(), PURGE_BATCH);
+    for (const { slug, accountId } of expired) {
       if ((await deps.store.deleteDrop(slug)) === true) {
         deleted += 1;
         await deps.listener.dropChanged(slug);
+        const at = deps.clock.now();
+        await deps.events?.emit({ type: 'drop.deleted', accountId, slug, data: { reason: 'expired' }, at });
       }
     }
-    if (slugs.length < PURGE_BATCH) return deleted;
+    if (expired.length < PURGE_BATCH) return deleted;
   }
 }

@@ -148,6 +148,12 @@ export interface VersionConflict {
   readonly latestVersion: number;
 }
 
+/** A drop past its expiry, as the purge finds it: whose it is, so that its owner's webhooks hear of its deletion. */
+export interface ExpiredDrop {
+  readonly slug: string;
+  readonly accountId: string;
+}
+
 /** The answer kept for an idempotency key (docs/api.md, "Idempotency keys"). */
 export interface KeptAnswer {
   readonly status: number;
@@ -315,8 +321,8 @@ export interface DropStore {
    * when `ifLatest` is given and is not the latest version.
    */
   deleteDrop(slug: string, ifLatest?: number): Promise<boolean | VersionConflict>;
-  /** Slugs of drops whose expiry is at or before `now`, at most `limit` (for the purge). */
-  listExpiredDrops(now: number, limit: number): Promise<string[]>;
+  /** Drops whose expiry is at or before `now`, at most `limit`, soonest expired first (for the purge). */
+  listExpiredDrops(now: number, limit: number): Promise<ExpiredDrop[]>;
 
   /** Versions of a drop, newest first. Never reads HTML. */
   listVersions(slug: string): Promise<VersionInfo[]>;

@@ -493,11 +493,11 @@ function listExpiredDrops(db: Kysely<Database>): Store['listExpiredDrops'] {
   return async (now, limit) => {
     const rows = await db
       .selectFrom('drops')
-      .select('slug')
+      .select(['slug', 'account_id'])
       .where('expires_at', '<=', now)
       .orderBy('expires_at')
       .limit(limit)
       .execute();
-    return rows.map((row) => row.slug);
+    return rows.map((row) => ({ slug: row.slug, accountId: row.account_id }));
   };
 }
