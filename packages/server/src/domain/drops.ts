@@ -7,7 +7,7 @@ import type { Limits } from '../config.js';
 import { ApiError } from '../errors.js';
 import type { Clock } from './clock.js';
 import { newContentLabel } from './content-origin.js';
-import type { EventSink } from './events.js';
+import { type EventSink, reportDropDeleted } from './events.js';
 import { checkedExpiry } from './expiry.js';
 import { checkVersionBytes, decodeFiles, type FilesInput, totalBytes } from './files.js';
 import { newSlug, parseVersionNumber, type RandomInt } from './ids.js';
@@ -372,7 +372,7 @@ export async function deleteDrop(deps: DropDeps, accountId: string, slug: string
   if (isConflict(deleted)) throw conflict(deleted);
   if (!deleted) throw gone(slug);
   await deps.listener.dropChanged(slug);
-  await deps.events?.emit({ type: 'drop.deleted', accountId, slug, data: { reason: 'owner' }, at: deps.clock.now() });
+  await reportDropDeleted(deps.events, { slug, accountId }, 'owner', deps.clock.now());
 }
 
 /** The versions of the caller's drop, newest first, each with its files (by version number; none: no entry). */

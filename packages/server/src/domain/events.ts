@@ -64,6 +64,22 @@ export function reportAccessRefused(
   return sink.emit({ type: 'access.refused', accountId: drop.accountId, slug: drop.slug, data, at });
 }
 
+/** Why a drop was deleted, as `drop.deleted` tells it (docs/api.md, "Webhooks"). */
+export type DeletedReason = 'owner' | 'expired';
+
+/**
+ * The one place a deletion becomes a `drop.deleted` event: the owner's delete (domain/drops.ts) and the expiry purge
+ * (domain/expiry.ts). Never throws.
+ */
+export async function reportDropDeleted(
+  sink: EventSink | undefined,
+  drop: { readonly slug: string; readonly accountId: string },
+  reason: DeletedReason,
+  at: number,
+): Promise<void> {
+  await sink?.emit({ type: 'drop.deleted', accountId: drop.accountId, slug: drop.slug, data: { reason }, at });
+}
+
 /** One Server-Sent Event: its name and its data (one line of JSON). */
 export interface LiveEvent {
   readonly event: 'version' | 'comment';

@@ -6,7 +6,7 @@
 import { ApiError } from '../errors.js';
 import type { Clock } from './clock.js';
 import type { DropChangeListener } from './drops.js';
-import type { EventSink } from './events.js';
+import { type EventSink, reportDropDeleted } from './events.js';
 import type { DropStore } from './store.js';
 
 /** The earliest expiry accepted, from now: time for the client to read its answer and share the link. */
@@ -51,12 +51,11 @@ export async function purgeExpiredDrops(deps: PurgeDeps): Promise<number> {
   let deleted = 0;
   for (;;) {
     const expired = await deps.store.listExpiredDrops(deps.clock.now(), PURGE_BATCH);
-    for (const { slug, accountId } of expired) {
-      if ((await deps.store.deleteDrop(slug)) === true) {
+    for (const drop of expired) {
+      if ((await deps.store.deleteDrop(drop.slug)) === true) {
         deleted += 1;
-        await deps.listener.dropChanged(slug);
-        const at = deps.clock.now();
-        await deps.events?.emit({ type: 'drop.deleted', accountId, slug, data: { reason: 'expired' }, at });
+        await deps.listener.dropChanged(drop.slug);
+        await reportDropDeleted(deps.events, drop, 'expired', deps.clock.now());
       }
     }
     if (expired.length < PURGE_BATCH) return deleted;
