@@ -47,6 +47,16 @@ describe('content origins', () => {
     }
     expect(public_.isContentHost(`${label}.example-usercontent.net:80`)).toBe(false);
   });
+
+  it('gives a host the same verdict every time, however many hosts came before (the kept verdicts are bounded)', () => {
+    const local = contentOrigins('http://{id}.localhost:8787');
+    const hosts = [`${label}.localhost:8787`, 'x.localhost:8787', 'localhost:8787'];
+    const first = hosts.map((host) => local.classify(host));
+    expect(first).toEqual([label, null, undefined]);
+    // More distinct hosts than are kept: the set starts again, and every verdict stays what it was.
+    for (let i = 0; i < 10_000; i++) expect(local.classify(`${newContentLabel()}.localhost:8787`)).not.toBeNull();
+    for (let round = 0; round < 2; round++) expect(hosts.map((host) => local.classify(host))).toEqual(first);
+  });
 });
 
 describe('frame tickets', () => {

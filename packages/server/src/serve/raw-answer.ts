@@ -8,6 +8,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { type Admitted, decideAccess, type PublicViewDeps, type VisitorAccess } from '../domain/public-view.js';
 import type { AccessWho, RefusalReason } from '../domain/store.js';
+import { writePreparedHead } from './prepared-head.js';
 import { cachedAs, cappedCacheControl, matchesEtag, pickVariant, type Surface } from './raw.js';
 import {
   isGated,
@@ -118,7 +119,10 @@ export function writeRawAnswer(
   if (range !== undefined && answers.ranges === true && (ifRange === undefined || ifRange === answers.identity.etag)) {
     if (writeRange(request, response, answers.identity, range, cacheControl)) return;
   }
-  response.writeHead(200, withCacheControl(chosen.headers, cacheControl));
+  // The head as prepared when the answer was built (prepared-head.ts); writeHead when it cannot be used.
+  if (cacheControl !== undefined || !writePreparedHead(response, chosen.head)) {
+    response.writeHead(200, withCacheControl(chosen.headers, cacheControl));
+  }
   response.end(request.method === 'HEAD' ? undefined : chosen.body);
 }
 

@@ -1,9 +1,18 @@
 import { describe, expect, it } from 'vitest';
+import { prepareHead } from './prepared-head.js';
 import { type CachePolicy, createRawCache, type RawAnswers, type RawEntry } from './raw-cache.js';
 
 function entry(slug: string, version: number, size = 10): RawEntry {
   const body = Buffer.alloc(size);
-  const identity = { body, etag: `"${version}"`, encoding: undefined, headers: [], notModifiedHeaders: [] };
+  const headers = ['content-length', String(size)];
+  const identity = {
+    body,
+    etag: `"${version}"`,
+    encoding: undefined,
+    headers,
+    head: prepareHead(headers),
+    notModifiedHeaders: [],
+  };
   const under = (policy: CachePolicy): RawAnswers => ({
     policy,
     locked: false,

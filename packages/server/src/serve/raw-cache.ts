@@ -1,4 +1,5 @@
 import type { Visibility } from '../domain/types.js';
+import type { PreparedHead } from './prepared-head.js';
 
 /**
  * Bounded in-memory LRU of ready-to-send raw documents and files (docs/api.md, "Many files in one drop"), so
@@ -20,6 +21,8 @@ export interface RawAnswer {
   readonly encoding: 'gzip' | 'br' | undefined;
   /** Flat [name, value, ...] header list for a 200 (node:http writeHead takes it as it is). */
   readonly headers: readonly string[];
+  /** The same 200's head as checked, joined text (prepared-head.ts): what the fast path hands node:http. */
+  readonly head: PreparedHead;
   /** The same for a 304 (no body headers). */
   readonly notModifiedHeaders: readonly string[];
 }

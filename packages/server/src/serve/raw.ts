@@ -11,6 +11,7 @@ import { isCompressible } from '../domain/files.js';
 import { networkDirectives } from '../domain/network.js';
 import type { DropRecord, VersionContent, VersionFileContent } from '../domain/types.js';
 import { injectDefensiveHead } from './inject.js';
+import { prepareHead } from './prepared-head.js';
 import type { CachePolicy, RawAnswer, RawAnswers, RawEntry, SurfaceAnswers } from './raw-cache.js';
 
 /** What an entry needs of its drop. */
@@ -187,7 +188,7 @@ function answer(
     'content-length',
     String(body.length),
   ];
-  return { body, etag, encoding, headers, notModifiedHeaders };
+  return { body, etag, encoding, headers, head: prepareHead(headers), notModifiedHeaders };
 }
 
 interface Encodings {
