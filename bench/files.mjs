@@ -5,13 +5,11 @@
  * against a bare node:http server answering the same bytes with the same Content-Type, measured in the same run with
  * wrk, rounds interleaved. See bench/README.md ("Files") for the knobs and how to read the output.
  */
-import { execFile } from 'node:child_process';
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
-import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { promisify } from 'node:util';
+import { BASELINE, fileScripts, HOST, startFileService, writeBaselineFiles } from './file-drops.mjs';
 import {
   cleanup,
   freePort,
@@ -20,14 +18,12 @@ import {
   intEnv,
   interrupted,
   machineBusyTicks,
-  mapLimit,
   median,
   onPath,
   quantile,
   registerTempDir,
   runWrk,
   selfAndReapedTicks,
-  serviceEnv,
   spawnManaged,
   TICKS_PER_SECOND,
   treeTicks,
@@ -36,8 +32,6 @@ import {
 
 const BENCH_DIR = path.dirname(fileURLToPath(import.meta.url));
 const ROOT = path.resolve(BENCH_DIR, '..');
-const SERVER_DIST = path.join(ROOT, 'packages', 'server', 'dist');
-const HOST = '127.0.0.1';
 
 const config = {
   drops: intEnv('BENCH_DROPS', 300, 1),
@@ -58,42 +52,6 @@ const RAW = 'raw folder /p/…/raw/v/1/img/chart.png';
 const NODE = 'node:http';
 /** Other processes' CPU above which a run is disturbed and its round set aside. */
 const OTHER_LOAD_WARN_CORES = 0.2;
-
-/**
- * Bytes of a PNG-like file: the PNG signature, then bytes that do not compress (as a PNG's do not), distinct per drop.
- * @param {number} index
- * @param {number} size
- */
-function pngBytes(index, size) {
-  const bytes = Buffer.alloc(size);
-  let x = (index + 1) * 2_654_435_761;
-  for (let i = 0; i < size; i++) {
-    x ^= x << 13;
-    x ^= x >>> 17;
-    x ^= x << 5;
-    bytes[i] = x & 0xff;
-  }
-  Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]).copy(bytes);
-  return bytes;
-}
-
-/** The bare server: the files preloaded in a Map keyed by URL, two headers. Run as `node -e` in its own process. */
-const BASELINE = `
-const http = require('node:http');
-const fs = require('node:fs');
-const path = require('node:path');
-const [dir, port] = process.argv.slice(1);
-const bodies = new Map();
-for (const name of fs.readdirSync(dir)) bodies.set('/f/' + name, fs.readFileSync(path.join(dir, name)));
-const server = http.createServer((req, res) => {
-  const body = bodies.get(req.url);
-  if (body === undefined) { res.writeHead(404); res.end(); return; }
-  res.writeHead(200, { 'content-type': 'image/png', 'content-length': body.length });
-  res.end(body);
-});
-server.keepAliveTimeout = 65000;
-server.listen(Number(port), '${HOST}');
-`;
 
 /** @param {number | undefined} pid */
 function cpuSnapshot(pid) {
@@ -116,64 +74,9 @@ function cpuSince(before, pid) {
   return { other: Math.max(0, used - serverTicks / ticks - wrk), serverSeconds: serverTicks / TICKS_PER_SECOND };
 }
 
-/**
- * Starts the service, publishes the drops with their file, and checks that both surfaces answer every file's bytes.
- * @param {string} tmp
- */
-async function startService(tmp) {
-  const dataDir = path.join(tmp, 'data');
-  mkdirSync(dataDir);
-  const port = await freePort();
-  const env = serviceEnv({ host: HOST, port, dataDir, contentOrigin: true });
-  const baseUrl = env.HTMLDROP_BASE_URL ?? '';
-  const service = spawnManaged('htmldrop', process.execPath, [path.join(SERVER_DIST, 'main.js')], { cwd: ROOT, env });
-  await waitForHttp(`${baseUrl}/llms.txt`, service);
-  const { stdout } = await promisify(execFile)(
-    process.execPath,
-    [path.join(SERVER_DIST, 'cli.js'), 'token', 'create', '--user', 'bench'],
-    { cwd: ROOT, env },
-  );
-  const token = stdout.trim().split('\n').pop()?.trim() ?? '';
-  const drops = await mapLimit(
-    Array.from({ length: config.drops }, (_, i) => i),
-    8,
-    async (i) => {
-      const bytes = pngBytes(i, config.fileBytes);
-      const res = await fetch(`${baseUrl}/api/drops`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
-        body: JSON.stringify({
-          title: `Bench drop ${i}`,
-          html: `<!doctype html><title>chart ${i}</title><img src="img/chart.png" alt="chart">`,
-          files: { 'img/chart.png': { content: bytes.toString('base64'), encoding: 'base64' } },
-        }),
-      });
-      const json = /** @type {{ slug: string, content_url: string }} */ (await res.json());
-      if (res.status !== 201) throw new Error(`POST /api/drops #${i}: ${res.status} ${JSON.stringify(json)}`);
-      return { slug: json.slug, host: new URL(json.content_url).host, bytes };
-    },
-  );
-  const agent = new http.Agent({ keepAlive: true, maxSockets: 8 });
-  await mapLimit(drops, 8, async ({ slug, host, bytes }) => {
-    for (const [url, hostHeader] of [
-      [`${baseUrl}/img/chart.png`, host],
-      [`${baseUrl}/p/${slug}/raw/v/1/img/chart.png`, undefined],
-    ]) {
-      const res = await httpGet(/** @type {string} */ (url), agent, hostHeader);
-      if (res.status !== 200 || !res.body.equals(bytes) || res.headers['content-type'] !== 'image/png') {
-        throw new Error(`${url} (${hostHeader}): ${res.status} ${res.headers['content-type']} ${res.body.length} B`);
-      }
-    }
-  });
-  agent.destroy();
-  return { baseUrl, pid: service.child.pid, drops };
-}
-
 /** @param {string} tmp @param {Array<{ slug: string, bytes: Buffer }>} drops */
 async function startBaseline(tmp, drops) {
-  const dir = path.join(tmp, 'files');
-  mkdirSync(dir);
-  for (const { slug, bytes } of drops) writeFileSync(path.join(dir, slug), bytes);
+  const dir = writeBaselineFiles(tmp, drops);
   const port = await freePort();
   const managed = spawnManaged(NODE, process.execPath, ['-e', BASELINE, dir, String(port)]);
   const url = `http://${HOST}:${port}`;
@@ -182,12 +85,6 @@ async function startBaseline(tmp, drops) {
     if (!(await httpGet(`${url}/f/${slug}`)).body.equals(bytes)) throw new Error(`baseline /f/${slug}: other bytes`);
   }
   return { url, pid: managed.child.pid };
-}
-
-/** @param {string} file @param {string} body */
-function luaScript(file, body) {
-  writeFileSync(file, body);
-  return file;
 }
 
 /** @param {number} n @param {number} [digits] */
@@ -205,28 +102,11 @@ async function main() {
     `bench:files  ${os.cpus().length} CPU, node ${process.version}; ${config.drops} drops with a ${config.fileBytes} B ` +
       `PNG; wrk -t${config.threads} -c${config.connections} -d${config.seconds}s, rounds=${config.rounds}`,
   );
-  const service = await startService(tmp);
+  const service = await startFileService(tmp, config);
   const baseline = await startBaseline(tmp, service.drops);
   console.log('every file answers its bytes on both surfaces and on the baseline');
-  const seed = Date.now() % 2_147_483_647;
-  const pick = `local n = #t\nmath.randomseed(${seed})\n`;
-  const scripts = {
-    [CONTENT]: luaScript(
-      path.join(tmp, 'content.lua'),
-      `local t = {\n${service.drops.map((d) => `  { Host = "${d.host}" },`).join('\n')}\n}\n${pick}` +
-        'request = function()\n  return wrk.format(nil, "/img/chart.png", t[math.random(n)])\nend\n',
-    ),
-    [RAW]: luaScript(
-      path.join(tmp, 'raw.lua'),
-      `local t = {\n${service.drops.map((d) => `  "/p/${d.slug}/raw/v/1/img/chart.png",`).join('\n')}\n}\n${pick}` +
-        'request = function()\n  return wrk.format(nil, t[math.random(n)])\nend\n',
-    ),
-    [NODE]: luaScript(
-      path.join(tmp, 'node.lua'),
-      `local t = {\n${service.drops.map((d) => `  "/f/${d.slug}",`).join('\n')}\n}\n${pick}` +
-        'request = function()\n  return wrk.format(nil, t[math.random(n)])\nend\n',
-    ),
-  };
+  const lua = fileScripts(tmp, service.drops);
+  const scripts = { [CONTENT]: lua.content, [RAW]: lua.raw, [NODE]: lua.node };
   const targets = [
     { name: CONTENT, url: service.baseUrl, pid: service.pid },
     { name: RAW, url: service.baseUrl, pid: service.pid },
