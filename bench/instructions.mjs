@@ -92,7 +92,7 @@ async function count({ name, args, env, readyUrl, url, script, tmp }) {
     else others += total;
   }
   if (run.requests === 0 || main === 0) {
-    throw new Error(`${name}: nothing counted (${run.requests} requests; ${readdirSync(out).join(", ")})`);
+    throw new Error(`${name}: nothing counted (${run.requests} requests; ${readdirSync(out).join(', ')})`);
   }
   return { name, requests: run.requests, main: main / run.requests, others: others / run.requests };
 }

@@ -7,7 +7,6 @@ import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { axeViolations, blocking, describeViolations } from './axe.js';
 import { launchBrowser, screenshotPath } from './browser.js';
-import { page as doc } from './helpers.js';
 import { type Cluster, call, createCluster } from './instances.js';
 
 let cluster: Cluster;
