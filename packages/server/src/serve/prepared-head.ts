@@ -32,7 +32,7 @@ const MANAGED = new Set(['connection', 'date', 'transfer-encoding', 'keep-alive'
  * too for a list without Content-Length or with a header node:http manages.
  */
 export function prepareHead(headers: readonly string[]): PreparedHead {
-  let text = STATUS_LINE;
+  const lines = [STATUS_LINE];
   let length = false;
   for (let i = 0; i + 1 < headers.length; i += 2) {
     const name = headers[i] as string;
@@ -42,10 +42,12 @@ export function prepareHead(headers: readonly string[]): PreparedHead {
     const lower = name.toLowerCase();
     if (MANAGED.has(lower)) throw new Error(`a prepared head cannot carry ${name}`);
     length ||= lower === 'content-length';
-    text += `${name}: ${value}\r\n`;
+    lines.push(`${name}: ${value}\r\n`);
   }
   if (!length) throw new Error('a prepared head needs Content-Length');
-  return text as PreparedHead;
+  // join, not `+=`: join makes one flat string, where `+=` makes a tree of pieces that every request's head, built on
+  // it, would walk again when the socket write flattens it (about 1 µs of a 16 µs request: perf, bench/README.md).
+  return lines.join('') as PreparedHead;
 }
 
 /** node:http's fields of a response that decide its connection lines (set by the server for each request). */
