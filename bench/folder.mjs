@@ -20,7 +20,6 @@ import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { crc32, deflateSync } from 'node:zlib';
 import { pngBytes, ROOT, SERVER_MAIN } from './file-drops.mjs';
 import {
   freePort,
@@ -32,6 +31,7 @@ import {
   stopManaged,
   waitForHttp,
 } from './lib.mjs';
+import { rgbPng } from './png.mjs';
 
 const HOST = '127.0.0.1';
 const CHROMIUM = process.env.BENCH_CHROMIUM ?? '/usr/bin/chromium';
@@ -51,25 +51,7 @@ function noisePng(index, size) {
   const height = Math.max(1, Math.floor(size / (width * 3 + 1)));
   const noise = pngBytes(index, height * (width * 3 + 1));
   for (let row = 0; row < height; row++) noise[row * (width * 3 + 1)] = 0; // filter type 0 for each row
-  /** @param {string} type @param {Buffer} data */
-  const chunk = (type, data) => {
-    const head = Buffer.alloc(8);
-    head.writeUInt32BE(data.length, 0);
-    head.write(type, 4, 'latin1');
-    const crc = Buffer.alloc(4);
-    crc.writeUInt32BE(crc32(Buffer.concat([head.subarray(4), data])) >>> 0, 0);
-    return Buffer.concat([head, data, crc]);
-  };
-  const header = Buffer.alloc(13);
-  header.writeUInt32BE(width, 0);
-  header.writeUInt32BE(height, 4);
-  header.set([8, 2, 0, 0, 0], 8);
-  return Buffer.concat([
-    Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]),
-    chunk('IHDR', header),
-    chunk('IDAT', deflateSync(noise, { level: 1 })),
-    chunk('IEND', Buffer.alloc(0)),
-  ]);
+  return rgbPng(width, height, noise);
 }
 
 /**

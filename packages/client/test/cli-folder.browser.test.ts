@@ -5,9 +5,9 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { crc32, deflateSync } from 'node:zlib';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { solidPng } from '../../../bench/png.mjs';
 import { launchBrowser } from '../../server/test/browser.js';
 import type { Drop, DropList, Version } from '../src/types.js';
 import { run, runJson, type Sandbox, tempDir } from './run.js';
@@ -24,29 +24,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await browser?.close();
 });
-
-/** A real PNG of one colour (RFC 2083). */
-function png(width: number, height: number, rgb: readonly [number, number, number]): Buffer {
-  const chunk = (type: string, data: Buffer) => {
-    const head = Buffer.alloc(8);
-    head.writeUInt32BE(data.length, 0);
-    head.write(type, 4, 'latin1');
-    const crc = Buffer.alloc(4);
-    crc.writeUInt32BE(crc32(Buffer.concat([head.subarray(4), data])) >>> 0, 0);
-    return Buffer.concat([head, data, crc]);
-  };
-  const header = Buffer.alloc(13);
-  header.writeUInt32BE(width, 0);
-  header.writeUInt32BE(height, 4);
-  header.set([8, 2, 0, 0, 0], 8);
-  const row = Buffer.concat([Buffer.from([0]), Buffer.from(Array.from({ length: width }, () => [...rgb]).flat())]);
-  return Buffer.concat([
-    Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]),
-    chunk('IHDR', header),
-    chunk('IDAT', deflateSync(Buffer.concat(Array.from({ length: height }, () => row)))),
-    chunk('IEND', Buffer.alloc(0)),
-  ]);
-}
 
 /** Writes `files` (path to content) under a new folder and returns it. */
 function folder(files: Record<string, string | Buffer>): string {
@@ -67,8 +44,8 @@ const INDEX = `<!doctype html><html lang="en"><head><meta charset="utf-8"><title
 const REPORT = {
   'index.html': INDEX,
   'css/site.css': 'h1{color:rgb(10, 120, 60)}body{background:url(../img/bg.png)}',
-  'img/chart.png': png(48, 24, [30, 60, 200]),
-  'img/bg.png': png(4, 4, [250, 250, 250]),
+  'img/chart.png': solidPng(48, 24, [30, 60, 200]),
+  'img/bg.png': solidPng(4, 4, [250, 250, 250]),
   'js/app.js':
     "const rows = await (await fetch('data/rows.json')).json();\ndocument.querySelector('#status').textContent = 'loaded ' + rows.length + ' rows';\n",
   'data/rows.json': '[1,2,3,4]',
@@ -147,7 +124,7 @@ describe('htmldrop publish <dir>', () => {
     const dir = folder({
       'index.html':
         '<!doctype html><html><body><img src="/img/a.png"><img src="../up.png"><img src="img/none.png"></body></html>',
-      'img/a.png': png(2, 2, [0, 0, 0]),
+      'img/a.png': solidPng(2, 2, [0, 0, 0]),
     });
     const out = await runJson<{ warnings: { code: string }[] }>(box, ['publish', dir, '--dry-run']);
     expect(out.json.warnings.map((w) => w.code)).toEqual(['absolute_reference', 'outside_reference', 'missing_file']);

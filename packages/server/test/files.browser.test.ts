@@ -4,9 +4,9 @@
  * without one; each version shows its own image; a locked drop's files open only with the frame's grant; another
  * drop's origin reads none of them. Screenshots of the viewer (desktop, phone, dark) land in .artifacts/screenshots.
  */
-import { crc32, deflateSync } from 'node:zlib';
 import type { Browser, BrowserContext, Frame, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { solidPng } from '../../../bench/png.mjs';
 import { launchBrowser, screenshotPath } from './browser.js';
 import type { Harness } from './helpers.js';
 import { serveOnLoopback } from './served.js';
@@ -28,30 +28,6 @@ afterAll(async () => {
   await browser?.close();
   await h?.close();
 });
-
-/** A real PNG of one colour (RFC 2083): signature, IHDR, one IDAT of filtered RGB rows, IEND. */
-function png(width: number, height: number, [r, g, b]: readonly [number, number, number]): Buffer {
-  const chunk = (type: string, data: Buffer) => {
-    const head = Buffer.alloc(8);
-    head.writeUInt32BE(data.length, 0);
-    head.write(type, 4, 'latin1');
-    const crc = Buffer.alloc(4);
-    crc.writeUInt32BE(crc32(Buffer.concat([head.subarray(4), data])) >>> 0, 0);
-    return Buffer.concat([head, data, crc]);
-  };
-  const header = Buffer.alloc(13);
-  header.writeUInt32BE(width, 0);
-  header.writeUInt32BE(height, 4);
-  header.set([8, 2, 0, 0, 0], 8);
-  const row = Buffer.concat([Buffer.from([0]), Buffer.from(Array.from({ length: width }, () => [r, g, b]).flat())]);
-  const pixels = Buffer.concat(Array.from({ length: height }, () => row));
-  return Buffer.concat([
-    Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]),
-    chunk('IHDR', header),
-    chunk('IDAT', deflateSync(pixels)),
-    chunk('IEND', Buffer.alloc(0)),
-  ]);
-}
 
 const HTML = `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Q3 report</title>
 <link rel="stylesheet" href="style.css"></head><body><main>
@@ -92,8 +68,8 @@ const files = (chart: Buffer) => ({
   'js/app.js': { content: APP },
   'data/rows.json': { content: ROWS },
 });
-const V1_CHART = png(40, 20, [200, 40, 40]);
-const V2_CHART = png(60, 30, [40, 90, 200]);
+const V1_CHART = solidPng(40, 20, [200, 40, 40]);
+const V2_CHART = solidPng(60, 30, [40, 90, 200]);
 
 interface Published {
   readonly slug: string;
