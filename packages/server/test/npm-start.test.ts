@@ -99,4 +99,36 @@ describe('npm start', () => {
     await until(() => processesOf(dataDir).length === 0, 'every process of this start to end', 10_000);
     expect(started.state.output.match(/SIGINT: closing/g)).toHaveLength(1);
   }, 180_000);
+
+  it('a Ctrl-C while the service starts closes it once it has started, gracefully', async () => {
+    // The service itself, signalled as soon as it creates its database in the data directory: start-up (the
+    // migrations, the listen) is still under way then, and the handlers must already be in place, or node's default
+    // would kill it with the database half set up.
+    dataDir = tempDir();
+    const port = await freePort();
+    const child = spawn(process.execPath, [path.join(ROOT, 'packages/server/dist/main.js')], {
+      cwd: ROOT,
+      env: { ...process.env, PORT: String(port), HTMLDROP_DATA_DIR: dataDir, HTMLDROP_LOG_LEVEL: 'info' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    const watcher = fs.watch(dataDir, () => {
+      watcher.close();
+      child.kill('SIGINT');
+    });
+    let output = '';
+    child.stdout.on('data', (chunk) => {
+      output += chunk;
+    });
+    child.stderr.on('data', (chunk) => {
+      output += chunk;
+    });
+    const [code, signal] = await new Promise<[number | null, string | null]>((resolve) =>
+      child.once('exit', (c, s) => resolve([c, s])),
+    );
+    watcher.close();
+    expect([code, signal], output).toEqual([0, null]);
+    expect(output.match(/SIGINT: closing/g), output).toHaveLength(1);
+    expect(output).toContain('Server listening');
+    expect(await listening(port)).toBe(false);
+  }, 60_000);
 });
