@@ -20,7 +20,7 @@ import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { pngBytes, ROOT, SERVER_MAIN } from './file-drops.mjs';
+import { HOST, pngBytes, ROOT, SERVER_MAIN } from './file-drops.mjs';
 import {
   freePort,
   installCleanupHandlers,
@@ -33,7 +33,6 @@ import {
 } from './lib.mjs';
 import { rgbPng } from './png.mjs';
 
-const HOST = '127.0.0.1';
 const CHROMIUM = process.env.BENCH_CHROMIUM ?? '/usr/bin/chromium';
 const CLIENT_CLI = path.join(ROOT, 'packages', 'client', 'dist', 'cli.js');
 const SERVER_CLI = path.join(ROOT, 'packages', 'server', 'dist', 'cli.js');
