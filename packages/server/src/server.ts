@@ -142,12 +142,13 @@ export async function serve(): Promise<void> {
   // The handlers go in before the start: a Ctrl-C while the service starts (migrating, or between its listen and
   // here) closes it gracefully once it has started, instead of killing it with a half-opened database. A second
   // signal of the same kind gets node's default and ends the process at once.
-  let closeOnStart: ((signal: string) => void) | undefined;
-  let pending: string | undefined;
+  let requested: string | undefined;
+  let shutdown: ((signal: string) => void) | undefined;
   for (const signal of ['SIGINT', 'SIGTERM'] as const) {
     process.once(signal, () => {
-      if (closeOnStart === undefined) pending ??= signal;
-      else closeOnStart(signal);
+      if (requested !== undefined) return;
+      requested = signal;
+      shutdown?.(signal);
     });
   }
   try {
@@ -164,17 +165,14 @@ export async function serve(): Promise<void> {
         `the content domain and ${sameSite} look like one site: drops could then send the service's SameSite cookies along; use a registrable domain of its own (docs/operating.md, "Content origins")`,
       );
     }
-    let closing = false;
-    closeOnStart = (signal) => {
-      if (closing) return;
-      closing = true;
+    shutdown = (signal) => {
       app.log.info(`${signal}: closing`);
       close().then(
         () => process.exit(0),
         () => process.exit(1),
       );
     };
-    if (pending !== undefined) closeOnStart(pending);
+    if (requested !== undefined) shutdown(requested);
   } catch (error) {
     const message = error instanceof ConfigError ? error.message : `failed to start: ${(error as Error).message}`;
     console.error(`htmldrop-server: ${message}`);
